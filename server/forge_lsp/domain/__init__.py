@@ -1,0 +1,1 @@
+"""Pure domain types of forge-lsp: no IO, no pygls, no litellm."""

@@ -1,0 +1,255 @@
+"""The configuration model: every field, its type, default and rule.
+
+One schema serves every layer (defaults, user, editor, workspace). Values are
+checked here, purely; reading files and finding line numbers is config.py's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_MODEL = "openai/gpt-4o"
+
+
+@dataclass(frozen=True)
+class RetryConfig:
+    """Request-level retry of model calls (HTTP 429/5xx, timeouts, empty replies)."""
+
+    max_attempts: int = 8
+    min_delay_ms: int = 1000
+    backoff_factor: float = 2.0
+    max_delay_secs: float = 60.0
+    status_codes: tuple[int, ...] = (408, 429, 500, 502, 503, 504, 520, 522, 524, 529)
+
+
+@dataclass(frozen=True)
+class ToolConfig:
+    """Per-tool settings ([tools.<name>])."""
+
+    max_failures: int | None = None
+
+
+@dataclass(frozen=True)
+class ShellConfig:
+    """Settings of the shell tool ([tools.shell])."""
+
+    max_failures: int | None = None
+    fail_on_nonzero_exit: bool = True
+    timeout_secs: int | None = None
+    deny: tuple[str, ...] = ()
+    confirm: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ForgeConfig:
+    """Every effective setting of one workspace."""
+
+    model: str = DEFAULT_MODEL
+    api_base: str | None = None
+    max_tool_failure_per_turn: int = 3
+    max_requests_per_turn: int = 100
+    tool_timeout_secs: int = 300
+    temperature: float | None = None
+    max_tokens: int | None = None
+    max_read_lines: int = 2000
+    max_file_size_bytes: int = 10 * 1024 * 1024
+    max_search_lines: int = 1000
+    max_stdout_prefix_lines: int = 100
+    max_stdout_suffix_lines: int = 100
+    max_stdout_line_chars: int = 500
+    max_fetch_chars: int = 50000
+    retry: RetryConfig = field(default_factory=RetryConfig)
+    shell: ShellConfig = field(default_factory=ShellConfig)
+    tools: Mapping[str, ToolConfig] = field(default_factory=dict)
+
+    def per_tool_limits(self) -> dict[str, int]:
+        """The [tools.<name>] max_failures overrides, shell included."""
+        limits = {n: t.max_failures for n, t in self.tools.items() if t.max_failures is not None}
+        if self.shell.max_failures is not None:
+            limits["shell"] = self.shell.max_failures
+        return limits
+
+    def shell_timeout(self) -> int:
+        """Seconds a shell command may run."""
+        return self.shell.timeout_secs if self.shell.timeout_secs is not None else self.tool_timeout_secs
+
+
+Check = Callable[[Any], Any]
+"""Returns the normalised value, or raises ValueError with a reason."""
+
+
+def _int(minimum: int = 0) -> Check:
+    def check(v: Any) -> int:
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ValueError(f"expected an integer, got {_kind(v)}")
+        if v < minimum:
+            raise ValueError(f"must be >= {minimum}, got {v}")
+        return v
+
+    return check
+
+
+def _float(minimum: float = 0.0) -> Check:
+    def check(v: Any) -> float:
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            raise ValueError(f"expected a number, got {_kind(v)}")
+        if v < minimum:
+            raise ValueError(f"must be >= {minimum}, got {v}")
+        return float(v)
+
+    return check
+
+
+def _str(v: Any) -> str:
+    if not isinstance(v, str):
+        raise ValueError(f"expected a string, got {_kind(v)}")
+    return v
+
+
+def _model(v: Any) -> str:
+    s = _str(v).strip()
+    if not s:
+        raise ValueError("must not be empty")
+    return s
+
+
+def _bool(v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise ValueError(f"expected true or false, got {_kind(v)}")
+    return v
+
+
+def _str_list(v: Any) -> tuple[str, ...]:
+    if not isinstance(v, list | tuple) or not all(isinstance(x, str) for x in v):
+        raise ValueError(f"expected a list of strings, got {_kind(v)}")
+    return tuple(v)
+
+
+def _int_list(v: Any) -> tuple[int, ...]:
+    if not isinstance(v, list | tuple) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+        raise ValueError(f"expected a list of integers, got {_kind(v)}")
+    return tuple(v)
+
+
+def _kind(v: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a table"}.get(
+        type(v), type(v).__name__
+    ) + (f" ({v!r})" if isinstance(v, bool | int | float | str) else "")
+
+
+# Dotted key -> check. [tools.<name>] keys are matched by TOOL_KEYS below.
+TOP_KEYS: dict[str, Check] = {
+    "model": _model,
+    "api_base": _str,
+    "max_tool_failure_per_turn": _int(0),
+    "max_requests_per_turn": _int(1),
+    "tool_timeout_secs": _int(1),
+    "temperature": _float(0.0),
+    "max_tokens": _int(1),
+    "max_read_lines": _int(1),
+    "max_file_size_bytes": _int(1),
+    "max_search_lines": _int(1),
+    "max_stdout_prefix_lines": _int(0),
+    "max_stdout_suffix_lines": _int(0),
+    "max_stdout_line_chars": _int(1),
+    "max_fetch_chars": _int(1),
+    "retry.max_attempts": _int(1),
+    "retry.min_delay_ms": _int(0),
+    "retry.backoff_factor": _float(1.0),
+    "retry.max_delay_secs": _float(0.0),
+    "retry.status_codes": _int_list,
+}
+TOOL_KEYS: dict[str, Check] = {"max_failures": _int(0)}
+SHELL_KEYS: dict[str, Check] = {
+    "max_failures": _int(0),
+    "fail_on_nonzero_exit": _bool,
+    "timeout_secs": _int(1),
+    "deny": _str_list,
+    "confirm": _str_list,
+}
+SECRET_KEYS = frozenset({"api_key", "apikey", "api-key"})
+
+
+@dataclass(frozen=True)
+class ConfigIssue:
+    """One problem with one key of one layer."""
+
+    key: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.message}"
+
+
+def flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested tables -> dotted keys ({"retry": {"max_attempts": 2}} -> "retry.max_attempts")."""
+    out: dict[str, Any] = {}
+    for k, v in table.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            out.update(flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def check_key(key: str, value: Any) -> Any:
+    """The normalised value of one dotted key; KeyError if unknown, ValueError if bad."""
+    if key.rsplit(".", 1)[-1].lower() in SECRET_KEYS:
+        raise ValueError("API keys are read from the environment only (e.g. OPENAI_API_KEY), never from config")
+    if key in TOP_KEYS:
+        return TOP_KEYS[key](value)
+    parts = key.split(".")
+    if len(parts) == 3 and parts[0] == "tools":
+        keys = SHELL_KEYS if parts[1] == "shell" else TOOL_KEYS
+        if parts[2] in keys:
+            return keys[parts[2]](value)
+    raise KeyError(key)
+
+
+def validate(table: Mapping[str, Any]) -> tuple[dict[str, Any], list[ConfigIssue]]:
+    """Check one layer: its good values (dotted keys) and its issues."""
+    good: dict[str, Any] = {}
+    issues: list[ConfigIssue] = []
+    for key, value in flatten(table).items():
+        try:
+            good[key] = check_key(key, value)
+        except KeyError:
+            issues.append(ConfigIssue(key, "unknown key"))
+        except ValueError as exc:
+            issues.append(ConfigIssue(key, str(exc)))
+    return good, issues
+
+
+def build(values: Mapping[str, Any]) -> ForgeConfig:
+    """A ForgeConfig from checked dotted values (missing keys keep defaults)."""
+    top = {k: v for k, v in values.items() if "." not in k}
+    retry = {k.split(".", 1)[1]: v for k, v in values.items() if k.startswith("retry.")}
+    shell = {k.split(".", 2)[2]: v for k, v in values.items() if k.startswith("tools.shell.")}
+    tools: dict[str, dict[str, Any]] = {}
+    for k, v in values.items():
+        parts = k.split(".")
+        if parts[0] == "tools" and parts[1] != "shell":
+            tools.setdefault(parts[1], {})[parts[2]] = v
+    return ForgeConfig(
+        **top,
+        retry=RetryConfig(**retry),
+        shell=ShellConfig(**shell),
+        tools={n: ToolConfig(**t) for n, t in tools.items()},
+    )
+
+
+def default_values() -> dict[str, Any]:
+    """Every known dotted key with its default value."""
+    d = ForgeConfig()
+    out: dict[str, Any] = {k: getattr(d, k) for k in TOP_KEYS if "." not in k}
+    out.update(
+        {
+            f"retry.{k}": getattr(d.retry, k)
+            for k in ("max_attempts", "min_delay_ms", "backoff_factor", "max_delay_secs", "status_codes")
+        }
+    )
+    out.update({f"tools.shell.{k}": getattr(d.shell, k) for k in SHELL_KEYS})
+    return out

@@ -1,0 +1,224 @@
+"""Turn events and interrupt reasons: typed values each surface renders."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, ClassVar
+
+
+@dataclass(frozen=True)
+class MaxToolFailurePerTurnLimitReached:
+    """A tool failed in max_tool_failure_per_turn consecutive batches."""
+
+    limit: int
+    errors: dict[str, int]
+    kind: ClassVar[str] = "MaxToolFailurePerTurnLimitReached"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire shape of the reason."""
+        return {"kind": self.kind, "limit": self.limit, "errors": dict(self.errors)}
+
+    def describe(self) -> str:
+        """A sentence for people, as Forge's CLI words it."""
+        tools = ", ".join(f"{n} ({c})" for n, c in sorted(self.errors.items()) if c)
+        return f"Maximum tool failure limit ({self.limit}) reached for this turn: {tools}"
+
+
+@dataclass(frozen=True)
+class MaxRequestPerTurnLimitReached:
+    """The turn made max_requests_per_turn model requests."""
+
+    limit: int
+    kind: ClassVar[str] = "MaxRequestPerTurnLimitReached"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire shape of the reason."""
+        return {"kind": self.kind, "limit": self.limit}
+
+    def describe(self) -> str:
+        """A sentence for people."""
+        return f"Maximum request ({self.limit}) per turn achieved"
+
+
+InterruptReason = MaxToolFailurePerTurnLimitReached | MaxRequestPerTurnLimitReached
+
+
+class TurnStatus(StrEnum):
+    """How a turn ended."""
+
+    COMPLETED = "completed"
+    INTERRUPTED = "interrupted"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class TurnSummary:
+    """The result of forge.run: how the turn ended and what it did."""
+
+    turn_id: str
+    conversation_id: str
+    status: TurnStatus
+    reason: InterruptReason | None
+    requests: int
+    tool_calls: int
+    failures: int
+    text: str
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire shape (camelCase keys, as the LSP contract gives it)."""
+        out: dict[str, Any] = {
+            "turnId": self.turn_id,
+            "conversationId": self.conversation_id,
+            "status": self.status.value,
+            "requests": self.requests,
+            "toolCalls": self.tool_calls,
+            "failures": self.failures,
+            "text": self.text,
+        }
+        if self.reason is not None:
+            out["reason"] = self.reason.to_dict()
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+@dataclass(frozen=True)
+class Event:
+    """Base of every turn event; ``type`` is its name on the wire."""
+
+    turn_id: str
+    type: ClassVar[str] = ""
+
+    def payload(self) -> dict[str, Any]:
+        """The event's own fields, camelCase, without type and turnId."""
+        return {}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The forge/event notification payload."""
+        return {"type": self.type, "turnId": self.turn_id, **self.payload()}
+
+
+@dataclass(frozen=True)
+class TurnStarted(Event):
+    """A turn began."""
+
+    conversation_id: str = ""
+    prompt: str = ""
+    model: str = ""
+    type: ClassVar[str] = "turnStarted"
+
+    def payload(self) -> dict[str, Any]:
+        return {"conversationId": self.conversation_id, "prompt": self.prompt, "model": self.model}
+
+
+@dataclass(frozen=True)
+class AssistantText(Event):
+    """A piece of streamed assistant text."""
+
+    text: str = ""
+    type: ClassVar[str] = "assistantText"
+
+    def payload(self) -> dict[str, Any]:
+        return {"text": self.text}
+
+
+@dataclass(frozen=True)
+class ToolCallStarted(Event):
+    """A tool call is about to run."""
+
+    tool: str = ""
+    call_id: str = ""
+    arguments: str = ""
+    title: str = ""
+    type: ClassVar[str] = "toolCallStarted"
+
+    def payload(self) -> dict[str, Any]:
+        return {"tool": self.tool, "callId": self.call_id, "arguments": self.arguments, "title": self.title}
+
+
+@dataclass(frozen=True)
+class ToolCallFinished(Event):
+    """A tool call ended; ``ok`` is False for a failure."""
+
+    tool: str = ""
+    call_id: str = ""
+    ok: bool = True
+    output: str = ""
+    path: str | None = None
+    type: ClassVar[str] = "toolCallFinished"
+
+    def payload(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"tool": self.tool, "callId": self.call_id, "ok": self.ok, "output": self.output}
+        if self.path is not None:
+            out["path"] = self.path
+        return out
+
+
+@dataclass(frozen=True)
+class Retry(Event):
+    """A failed tool call got a retry notice telling the model its budget."""
+
+    tool: str = ""
+    call_id: str = ""
+    attempts_left: int = 0
+    limit: int = 0
+    notice: str = ""
+    error: str = ""
+    path: str | None = None
+    type: ClassVar[str] = "retry"
+
+    def payload(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "tool": self.tool,
+            "callId": self.call_id,
+            "attemptsLeft": self.attempts_left,
+            "limit": self.limit,
+            "notice": self.notice,
+            "error": self.error,
+        }
+        if self.path is not None:
+            out["path"] = self.path
+        return out
+
+
+@dataclass(frozen=True)
+class LlmRetry(Event):
+    """A model request failed in a retryable way and will be sent again."""
+
+    attempt: int = 0
+    delay_ms: int = 0
+    cause: str = ""
+    type: ClassVar[str] = "llmRetry"
+
+    def payload(self) -> dict[str, Any]:
+        return {"attempt": self.attempt, "delayMs": self.delay_ms, "cause": self.cause}
+
+
+@dataclass(frozen=True)
+class Interrupt(Event):
+    """The turn was interrupted by a limit."""
+
+    reason: InterruptReason = field(default_factory=lambda: MaxRequestPerTurnLimitReached(0))
+    type: ClassVar[str] = "interrupt"
+
+    def payload(self) -> dict[str, Any]:
+        return {"reason": self.reason.to_dict(), "message": self.reason.describe()}
+
+
+@dataclass(frozen=True)
+class TurnFinished(Event):
+    """The turn ended; ``summary`` is what forge.run returns."""
+
+    summary: TurnSummary | None = None
+    type: ClassVar[str] = "turnFinished"
+
+    def payload(self) -> dict[str, Any]:
+        if self.summary is None:
+            return {}
+        return {"status": self.summary.status.value, "summary": self.summary.to_dict()}
+
+
+TurnEvent = TurnStarted | AssistantText | ToolCallStarted | ToolCallFinished | Retry | LlmRetry | Interrupt | TurnFinished

@@ -1,0 +1,114 @@
+"""Conversation messages, tool calls and tool results."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call the model asked for.
+
+    ``arguments_json`` is the model's raw argument text; ``arguments`` is its
+    parsed form, or None when the text is not a JSON object (a tool failure).
+    """
+
+    id: str
+    name: str
+    arguments_json: str
+
+    @property
+    def arguments(self) -> dict[str, Any] | None:
+        """The parsed arguments, or None when they are not a JSON object."""
+        try:
+            value = json.loads(self.arguments_json or "{}")
+        except (ValueError, RecursionError):
+            return None
+        return value if isinstance(value, dict) else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The OpenAI wire shape."""
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments_json},
+        }
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """The outcome of one tool call; ``is_error`` marks a failure."""
+
+    call_id: str
+    name: str
+    output: str
+    is_error: bool = False
+    path: str | None = None
+    """The workspace file the call was about, when it was about one."""
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    """One message of the conversation history, in the OpenAI chat shape."""
+
+    role: Role
+    content: str | None
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire shape litellm takes."""
+        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            out["tool_calls"] = [c.to_dict() for c in self.tool_calls]
+        if self.tool_call_id is not None:
+            out["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            out["name"] = self.name
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ChatMessage:
+        """Rebuild a message from its wire shape (as stored)."""
+        calls = tuple(
+            ToolCall(
+                id=str(c.get("id", "")),
+                name=str(c.get("function", {}).get("name", "")),
+                arguments_json=str(c.get("function", {}).get("arguments", "")),
+            )
+            for c in data.get("tool_calls") or ()
+        )
+        return cls(
+            role=data["role"],
+            content=data.get("content"),
+            tool_calls=calls,
+            tool_call_id=data.get("tool_call_id"),
+            name=data.get("name"),
+        )
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token usage of one model reply."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class AssistantReply:
+    """What the model answered to one request."""
+
+    text: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    finish_reason: str | None = None
+    usage: Usage = field(default_factory=Usage)
+
+    def to_message(self) -> ChatMessage:
+        """The assistant message to append to the history."""
+        return ChatMessage(role="assistant", content=self.text or None, tool_calls=self.tool_calls)

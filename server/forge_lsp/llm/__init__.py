@@ -1,0 +1,1 @@
+"""Model access: the litellm adapter, request-level retry, the scripted model."""

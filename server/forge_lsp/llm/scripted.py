@@ -1,0 +1,210 @@
+"""The scripted model: a litellm custom provider fed from a JSON script.
+
+model = "scripted/<path-or-builtin>". Each model request consumes the next
+entry of {"responses": [...]}: {"text"}, {"tool_calls": [{"name",
+"arguments"}]} (both may be given), or {"error": {"status", "message"?,
+"retry_after"?}}; "delay_ms" on any entry delays it. A request past the end
+answers with text "done". The position is kept per script for the process and
+starts over when the script file changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+from forge_lsp.llm.builtin_scripts import BUILTIN
+
+__all__ = ["BUILTIN", "PROVIDER", "ScriptError", "make_handler", "next_entry"]
+
+PROVIDER = "scripted"
+
+
+class ScriptError(Exception):
+    """A script that cannot be read or has a bad entry."""
+
+
+class _Cursor:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.positions: dict[str, tuple[float, int]] = {}
+
+    def next(self, key: str, stamp: float) -> int:
+        with self.lock:
+            seen, pos = self.positions.get(key, (stamp, 0))
+            if seen != stamp:
+                pos = 0
+            self.positions[key] = (stamp, pos + 1)
+            return pos
+
+    def reset(self) -> None:
+        with self.lock:
+            self.positions.clear()
+
+
+CURSOR = _Cursor()
+
+
+def load_script(name: str) -> tuple[list[dict[str, Any]], float]:
+    """The entries of a builtin or file script, and a stamp that changes with the file."""
+    if name in BUILTIN:
+        return list(BUILTIN[name]["responses"]), 0.0
+    path = Path(name)
+    try:
+        stamp = path.stat().st_mtime_ns
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ScriptError(
+            f"scripted model: no script at {name} and no builtin script of that name ({', '.join(BUILTIN)})"
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise ScriptError(f"scripted model: cannot read script {name}: {exc}") from None
+    responses = data.get("responses") if isinstance(data, dict) else None
+    if not isinstance(responses, list):
+        raise ScriptError(f"scripted model: {name} must hold an object with a 'responses' list")
+    return responses, float(stamp)
+
+
+def next_entry(name: str) -> dict[str, Any]:
+    """The entry for the next request to this script."""
+    responses, stamp = load_script(name)
+    pos = CURSOR.next(name, stamp)
+    if pos >= len(responses):
+        return {"text": "done"}
+    entry = responses[pos]
+    if not isinstance(entry, dict):
+        raise ScriptError(f"scripted model: entry {pos} of {name} is not an object")
+    return entry
+
+
+def _error(entry: dict[str, Any]) -> Exception:
+    from litellm.llms.custom_llm import CustomLLMError
+
+    spec: dict[str, Any] = entry["error"] if isinstance(entry["error"], dict) else {"status": 500, "message": str(entry["error"])}
+    status = int(spec.get("status", 500))
+    message = str(spec.get("message") or f"scripted error {status}")
+    exc = CustomLLMError(status_code=status, message=message)
+    if spec.get("retry_after") is not None:
+        exc.retry_after = float(spec["retry_after"])
+    return exc  # type: ignore[no-any-return]
+
+
+def _tool_calls(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    calls = []
+    for i, call in enumerate(entry.get("tool_calls") or []):
+        args = call.get("arguments", {})
+        calls.append(
+            {
+                "id": call.get("id") or f"call_{uuid.uuid4().hex[:12]}",
+                "index": i,
+                "name": str(call["name"]),
+                "arguments": args if isinstance(args, str) else json.dumps(args),
+            }
+        )
+    return calls
+
+
+def _chunks(entry: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    text = str(entry.get("text") or "")
+    calls = _tool_calls(entry)
+    words = text.split(" ")
+    for i, word in enumerate(words):
+        piece = word if i == len(words) - 1 else word + " "
+        if piece:
+            yield {"text": piece, "tool_use": None, "is_finished": False, "finish_reason": "", "usage": None, "index": 0}
+    for call in calls:
+        yield {
+            "text": "",
+            "tool_use": {
+                "id": call["id"],
+                "type": "function",
+                "function": {"name": call["name"], "arguments": call["arguments"]},
+                "index": call["index"],
+            },
+            "is_finished": False,
+            "finish_reason": "",
+            "usage": None,
+            "index": 0,
+        }
+    yield {
+        "text": "",
+        "tool_use": None,
+        "is_finished": True,
+        "finish_reason": "tool_calls" if calls else "stop",
+        "usage": {"prompt_tokens": 10, "completion_tokens": max(1, len(words)), "total_tokens": 10 + len(words)},
+        "index": 0,
+    }
+
+
+def _response(entry: dict[str, Any], model: str) -> Any:
+    from litellm import ModelResponse
+    from litellm.types.utils import ChatCompletionMessageToolCall, Choices, Function, Message, Usage
+
+    calls = [
+        ChatCompletionMessageToolCall(id=c["id"], type="function", function=Function(name=c["name"], arguments=c["arguments"]))
+        for c in _tool_calls(entry)
+    ]
+    message = Message(role="assistant", content=entry.get("text") or None, tool_calls=calls or None)
+    return ModelResponse(
+        model=model,
+        choices=[Choices(index=0, finish_reason="tool_calls" if calls else "stop", message=message)],
+        usage=Usage(prompt_tokens=10, completion_tokens=5, total_tokens=15),
+    )
+
+
+def make_handler() -> Any:
+    """A litellm CustomLLM instance that serves every scripted/<name> model."""
+    from litellm import CustomLLM
+
+    class ScriptedLLM(CustomLLM):  # type: ignore[misc]
+        """litellm custom provider for scripted/<name>."""
+
+        def _entry(self, model: str) -> dict[str, Any]:
+            try:
+                entry = next_entry(model)
+            except ScriptError as exc:
+                from litellm.llms.custom_llm import CustomLLMError
+
+                raise CustomLLMError(status_code=400, message=str(exc)) from None
+            return entry
+
+        def completion(self, model: str, *args: Any, **kwargs: Any) -> Any:
+            entry = self._entry(model)
+            if entry.get("delay_ms"):
+                time.sleep(float(entry["delay_ms"]) / 1000)
+            if "error" in entry:
+                raise _error(entry)
+            return _response(entry, model)
+
+        async def acompletion(self, model: str, *args: Any, **kwargs: Any) -> Any:
+            entry = self._entry(model)
+            if entry.get("delay_ms"):
+                await asyncio.sleep(float(entry["delay_ms"]) / 1000)
+            if "error" in entry:
+                raise _error(entry)
+            return _response(entry, model)
+
+        def streaming(self, model: str, *args: Any, **kwargs: Any) -> Iterator[Any]:
+            entry = self._entry(model)
+            if entry.get("delay_ms"):
+                time.sleep(float(entry["delay_ms"]) / 1000)
+            if "error" in entry:
+                raise _error(entry)
+            yield from _chunks(entry)
+
+        async def astreaming(self, model: str, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+            entry = self._entry(model)
+            if entry.get("delay_ms"):
+                await asyncio.sleep(float(entry["delay_ms"]) / 1000)
+            if "error" in entry:
+                raise _error(entry)
+            for chunk in _chunks(entry):
+                yield chunk
+
+    return ScriptedLLM()

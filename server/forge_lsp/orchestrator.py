@@ -1,0 +1,258 @@
+"""The turn loop: model request, tool calls, failure tracking, retry notices, interrupts.
+
+The orchestrator receives its model, tools, templates and history; it never
+constructs them, and it reports what happens only through typed events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from forge_lsp.domain import doom_loop
+from forge_lsp.domain.config import ForgeConfig
+from forge_lsp.domain.events import (
+    AssistantText,
+    Event,
+    Interrupt,
+    InterruptReason,
+    LlmRetry,
+    MaxRequestPerTurnLimitReached,
+    MaxToolFailurePerTurnLimitReached,
+    Retry,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnFinished,
+    TurnStarted,
+    TurnStatus,
+    TurnSummary,
+)
+from forge_lsp.domain.messages import AssistantReply, ChatMessage, ToolCall, ToolResult
+from forge_lsp.domain.ports import HistoryPort, ModelPort, TemplatePort, ToolPort
+from forge_lsp.domain.retry import ModelError, with_retry
+from forge_lsp.domain.tracker import ToolErrorTracker
+
+log = logging.getLogger(__name__)
+
+RETRY_MESSAGE = "forge-tool-retry-message.md"
+ERROR_REFLECTION = "forge-partial-tool-error-reflection.md"
+DOOM_LOOP_REMINDER = "forge-doom-loop-reminder.md"
+PENDING_TODOS_REMINDER = "forge-pending-todos-reminder.md"
+
+Emit = Callable[[Event], None]
+
+
+def tool_call_error(cause: str, reflection: str) -> str:
+    """The failed output the model sees, as Forge composes it."""
+    return f"<tool_call_error><cause>{cause}</cause><reflection>{reflection}</reflection></tool_call_error>"
+
+
+def with_notice(output: str, notice: str) -> str:
+    """A failed output with its retry notice appended."""
+    return f"{output}\n<retry>{notice}</retry>"
+
+
+def describe(call: ToolCall) -> str:
+    """A short title for progress: 'shell: pytest', 'read: src/a.py'."""
+    args = call.arguments or {}
+    for key in ("command", "file_path", "path", "pattern", "url", "question"):
+        value = args.get(key)
+        if isinstance(value, str) and value.strip():
+            return f"{call.name}: {value.strip().splitlines()[0][:80]}"
+    return call.name
+
+
+@dataclass
+class TurnRequest:
+    """What one turn is asked to do."""
+
+    turn_id: str
+    conversation_id: str
+    prompt: str
+    model: str = ""
+    system_context: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class _Turn:
+    request: TurnRequest
+    tracker: ToolErrorTracker
+    wire: list[dict[str, Any]]
+    history: list[ChatMessage]
+    requests: int = 0
+    tool_calls: int = 0
+    failures: int = 0
+    texts: list[str] = field(default_factory=list)
+    reminded_at: int = 0
+    todos_reminded: list[dict[str, str]] | None = None
+
+
+class Orchestrator:
+    """Runs one turn at a time over the ports it is given."""
+
+    def __init__(
+        self,
+        config: ForgeConfig,
+        model: ModelPort,
+        tools: ToolPort,
+        templates: TemplatePort,
+        history: HistoryPort,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        system_prompt: str | None = None,
+    ) -> None:
+        self.config = config
+        self.model = model
+        self.tools = tools
+        self.templates = templates
+        self.store = history
+        self.sleep = sleep
+        self.system_prompt = system_prompt
+
+    async def run(self, request: TurnRequest, emit: Emit) -> TurnSummary:
+        """Run a turn to its end: completed, interrupted, cancelled or failed. Never raises."""
+        turn_id = request.turn_id
+        emit(TurnStarted(turn_id, request.conversation_id, request.prompt, request.model))
+        turn: _Turn | None = None
+        status, reason, error = TurnStatus.FAILED, None, None
+        try:
+            turn = self._start(request)
+            status, reason = await self._loop(turn, emit)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            status = TurnStatus.CANCELLED
+        except ModelError as exc:
+            error = f"model request failed: {exc}"
+        except Exception as exc:  # a broken template or store ends the turn, not the server
+            log.exception("turn %s failed", turn_id)
+            error = f"{type(exc).__name__}: {exc}"
+        summary = TurnSummary(
+            turn_id=turn_id,
+            conversation_id=request.conversation_id,
+            status=status,
+            reason=reason,
+            requests=turn.requests if turn else 0,
+            tool_calls=turn.tool_calls if turn else 0,
+            failures=turn.failures if turn else 0,
+            text="\n\n".join(t.strip() for t in (turn.texts if turn else []) if t.strip()),
+            error=error,
+        )
+        if reason is not None:
+            emit(Interrupt(turn_id, reason))
+        emit(TurnFinished(turn_id, summary))
+        return summary
+
+    def _start(self, request: TurnRequest) -> _Turn:
+        history = self.store.history(request.conversation_id)
+        turn = _Turn(
+            request=request,
+            tracker=ToolErrorTracker(self.config.max_tool_failure_per_turn, self.config.per_tool_limits()),
+            wire=[],
+            history=history,
+        )
+        if self.system_prompt:
+            turn.wire.append({"role": "system", "content": self.system_prompt})
+        turn.wire.extend(m.to_dict() for m in history)
+        self._append(turn, ChatMessage("user", request.prompt))
+        return turn
+
+    def _append(self, turn: _Turn, message: ChatMessage) -> int:
+        row = self.store.append(turn.request.conversation_id, turn.request.turn_id, message)
+        turn.history.append(message)
+        turn.wire.append(message.to_dict())
+        return row
+
+    async def _loop(self, turn: _Turn, emit: Emit) -> tuple[TurnStatus, InterruptReason | None]:
+        turn_id = turn.request.turn_id
+        while True:
+            self._doom_loop_check(turn)
+            reply = await self._request(turn, emit)
+            turn.requests += 1
+            if reply.text:
+                turn.texts.append(reply.text)
+            self._append(turn, reply.to_message())
+            if not reply.tool_calls:
+                if self._todos_reminder(turn):
+                    continue
+                return TurnStatus.COMPLETED, None
+            yields = await self._run_tools(turn, reply, emit)
+            if turn.tracker.limit_reached():
+                errors = {n: turn.tracker.error_count(n) for n in turn.tracker.errors()}
+                return TurnStatus.INTERRUPTED, MaxToolFailurePerTurnLimitReached(turn.tracker.limit, errors)
+            if yields:
+                return TurnStatus.COMPLETED, None
+            if turn.requests >= self.config.max_requests_per_turn:
+                log.warning("turn %s reached max_requests_per_turn (%d)", turn_id, self.config.max_requests_per_turn)
+                return TurnStatus.INTERRUPTED, MaxRequestPerTurnLimitReached(self.config.max_requests_per_turn)
+
+    async def _request(self, turn: _Turn, emit: Emit) -> AssistantReply:
+        turn_id = turn.request.turn_id
+
+        def on_text(piece: str) -> None:
+            emit(AssistantText(turn_id, piece))
+
+        def on_retry(attempt: int, delay_ms: int, exc: ModelError) -> None:
+            emit(LlmRetry(turn_id, attempt, delay_ms, str(exc)))
+
+        return await with_retry(
+            lambda: self.model.complete(turn.wire, self.tools.schemas(), on_text),
+            self.config.retry,
+            on_retry,
+            self.sleep,
+        )
+
+    async def _run_tools(self, turn: _Turn, reply: AssistantReply, emit: Emit) -> bool:
+        """Run the batch in order, store each result at once, then add retry notices."""
+        turn_id = turn.request.turn_id
+        done: list[tuple[ToolResult, int, str]] = []
+        yields = False
+        for call in reply.tool_calls:
+            emit(ToolCallStarted(turn_id, call.name, call.id, call.arguments_json, describe(call)))
+            result, stop = await self.tools.call(call)
+            yields = yields or stop
+            turn.tool_calls += 1
+            cause = result.output
+            if result.is_error:
+                turn.failures += 1
+                reflection = self.templates.render(ERROR_REFLECTION, {})
+                result = ToolResult(result.call_id, result.name, tool_call_error(result.output, reflection), True, result.path)
+            row = self._append(turn, ChatMessage("tool", result.output, tool_call_id=result.call_id, name=result.name))
+            emit(ToolCallFinished(turn_id, call.name, call.id, not result.is_error, result.output, result.path))
+            done.append((result, row, cause))
+        tracker = turn.tracker
+        tracker.adjust_record(r for r, _, _ in done)
+        for result, row, cause in done:
+            if not result.is_error:
+                continue
+            left = tracker.remaining_attempts(result.name)
+            limit = tracker.limit_for(result.name)
+            notice = self.templates.render(RETRY_MESSAGE, {"attempts_left": left, "allowed_max_attempts": limit})
+            message = ChatMessage("tool", with_notice(result.output, notice), tool_call_id=result.call_id, name=result.name)
+            self.store.update(row, message)
+            index = (
+                len(turn.history) - 1 - next(i for i, m in enumerate(reversed(turn.history)) if m.tool_call_id == result.call_id)
+            )
+            turn.history[index] = message
+            turn.wire[index - len(turn.history)] = message.to_dict()
+            emit(Retry(turn_id, result.name, result.call_id, left, limit, notice, cause, result.path))
+        return yields
+
+    def _doom_loop_check(self, turn: _Turn) -> None:
+        reps = doom_loop.trailing_repetitions(doom_loop.call_signatures(turn.history))
+        if reps >= doom_loop.THRESHOLD and reps > turn.reminded_at:
+            turn.reminded_at = reps
+            text = self.templates.render(DOOM_LOOP_REMINDER, {"consecutive_calls": reps})
+            self._append(turn, ChatMessage("user", f"<system_reminder>{text}</system_reminder>"))
+
+    def _todos_reminder(self, turn: _Turn) -> bool:
+        pending = [t for t in self.tools.pending_todos() if t.get("status") in ("pending", "in_progress")]
+        if not pending or pending == turn.todos_reminded:
+            return False
+        turn.todos_reminded = pending
+        text = self.templates.render(PENDING_TODOS_REMINDER, {"todos": pending})
+        self._append(turn, ChatMessage("user", f"<system_reminder>{text}</system_reminder>"))
+        return True

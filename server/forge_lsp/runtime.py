@@ -1,0 +1,235 @@
+"""One workspace's agent: config, templates, state and tools wired to the orchestrator.
+
+The CLI and the language server both drive turns through this; neither
+constructs an orchestrator itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import platform
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from forge_lsp.config import ConfigLoader, EffectiveConfig
+from forge_lsp.domain.config import ForgeConfig
+from forge_lsp.domain.events import Event, TurnSummary
+from forge_lsp.domain.messages import ToolCall, ToolResult
+from forge_lsp.llm.litellm_adapter import LiteLLMModel
+from forge_lsp.orchestrator import Emit, Orchestrator, TurnRequest
+from forge_lsp.state import StateStore
+from forge_lsp.templates import SYSTEM_PROMPT, TemplateEngine
+from forge_lsp.tools.base import DiskFiles, FileStore, Snapshots, ToolContext
+from forge_lsp.tools.registry import ToolRegistry
+from forge_lsp.tools.workspace import Workspace
+from forge_lsp.transcript import TranscriptWriter
+
+log = logging.getLogger(__name__)
+
+MAX_PROMPT_CHARS = 200_000
+MAX_INSTRUCTIONS_CHARS = 20_000
+
+Ask = Callable[[str, str], Awaitable[str]]
+"""Asks the user about a tool call (tool, question): "allow", "deny" or "always"."""
+
+
+class TurnInProgress(Exception):
+    """A turn is already running in this workspace."""
+
+
+async def deny_all(_tool: str, _question: str) -> str:
+    """The answer when nobody can be asked."""
+    return "deny"
+
+
+class BoundTools:
+    """The tool port of one turn: the registry bound to the workspace's tool context."""
+
+    def __init__(self, registry: ToolRegistry, ctx: ToolContext) -> None:
+        self.registry = registry
+        self.ctx = ctx
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return self.registry.schemas()
+
+    def names(self) -> list[str]:
+        return self.registry.names()
+
+    async def call(self, call: ToolCall) -> tuple[ToolResult, bool]:
+        return await self.registry.call(call, self.ctx)
+
+    def pending_todos(self) -> list[dict[str, str]]:
+        return list(self.ctx.todos)
+
+
+class WorkspaceRuntime:
+    """Runs agent turns in one workspace, one at a time."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        files: FileStore | None = None,
+        ask: Ask = deny_all,
+        user_config: Path | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.root = root.resolve()
+        self.workspace = Workspace(self.root)
+        self.files = files or DiskFiles()
+        self.ask = ask
+        self.sleep = sleep
+        self.loader = ConfigLoader(self.root, user_config)
+        self.effective: EffectiveConfig = self.loader.load()
+        self.templates = TemplateEngine(self.root)
+        self.registry = ToolRegistry()
+        self._store: StateStore | None = None
+        self.snapshots = Snapshots()
+        self.todos: list[dict[str, str]] = []
+        self._allowed: set[str] = set()
+        self._task: asyncio.Task[TurnSummary] | None = None
+        self.turn_id: str | None = None
+        self.transcript: TranscriptWriter | None = None
+        self.last_errors: dict[str, int] = {}
+
+    @property
+    def config(self) -> ForgeConfig:
+        """The effective config in force."""
+        return self.effective.config
+
+    @property
+    def store(self) -> StateStore:
+        """The workspace's state, opened on first use (.forge/ is created only when needed)."""
+        if self._store is None:
+            self._store = StateStore(self.root)
+        return self._store
+
+    def reload_config(self, editor_settings: Any = None, *, editor: bool = False) -> EffectiveConfig:
+        """Read the config layers again (and the editor's settings when given)."""
+        if editor:
+            self.loader.set_editor(editor_settings)
+        self.effective = self.loader.load()
+        return self.effective
+
+    def reload_templates(self) -> list[str]:
+        """Load .forge/templates/ again; returns the override errors."""
+        self.templates = TemplateEngine(self.root)
+        return self.templates.errors
+
+    @property
+    def running(self) -> bool:
+        """True while a turn runs."""
+        return self._task is not None and not self._task.done()
+
+    def new_conversation(self) -> str:
+        """Start a fresh conversation; the next turn will not see the old history."""
+        if self.running:
+            raise TurnInProgress("a turn is running; cancel it before starting a new conversation")
+        self._allowed.clear()
+        self.todos.clear()
+        return self.store.new_conversation()
+
+    def cancel(self, turn_id: str | None = None) -> bool:
+        """Cancel the running turn (if it is turn_id, when given); True if one was cancelled."""
+        if not self.running or (turn_id and turn_id != self.turn_id):
+            return False
+        assert self._task is not None
+        self._task.cancel()
+        return True
+
+    def status(self) -> dict[str, Any]:
+        """forge.status: whether a turn runs, the model, the limit and the failure counts."""
+        out: dict[str, Any] = {
+            "running": self.running,
+            "model": self.config.model,
+            "limit": self.config.max_tool_failure_per_turn,
+            "errors": dict(self.last_errors),
+        }
+        if self.running:
+            out["turnId"] = self.turn_id
+        return out
+
+    async def _confirm(self, tool: str, question: str) -> bool:
+        if question in self._allowed:
+            return True
+        try:
+            answer = await self.ask(tool, question)
+        except Exception as exc:  # a client that cannot answer means no
+            log.warning("could not ask the user (%s); denying", exc)
+            return False
+        if answer == "always":
+            self._allowed.add(question)
+        return answer in ("allow", "always")
+
+    def _system_prompt(self, tools: BoundTools) -> str:
+        instructions = ""
+        for name in ("AGENTS.md", ".forge/AGENTS.md"):
+            path = self.root / name
+            if path.is_file():
+                instructions = path.read_text(encoding="utf-8", errors="replace")[:MAX_INSTRUCTIONS_CHARS]
+                break
+        env = {
+            "os": f"{platform.system()} {platform.release()}",
+            "cwd": str(self.root),
+            "shell": os.environ.get("SHELL", "/bin/sh"),
+            "date": time.strftime("%Y-%m-%d"),
+        }
+        return self.templates.render(
+            SYSTEM_PROMPT, {"env": env, "tool_names": tools.names(), "custom_instructions": instructions or None}
+        )
+
+    async def run(self, prompt: str, emit: Emit, model: str | None = None, turn_id: str | None = None) -> TurnSummary:
+        """Run one turn to its end. TurnInProgress if one runs; ValueError for a bad prompt."""
+        if self.running:
+            raise TurnInProgress(f"a turn is already running in this workspace ({self.turn_id}); cancel it first")
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise ValueError("prompt must be a non-empty string")
+        if len(prompt) > MAX_PROMPT_CHARS:
+            raise ValueError(f"prompt is {len(prompt)} characters, over the {MAX_PROMPT_CHARS}-character limit")
+        turn_id = turn_id or time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:8]
+        config = self.config
+        ctx = ToolContext(self.workspace, config, self.files, self.snapshots, self.todos, self._confirm)
+        tools = BoundTools(self.registry, ctx)
+        llm = LiteLLMModel(config, self.root, model)
+        conversation = self.store.current_conversation()
+        orchestrator = Orchestrator(
+            config, llm, tools, self.templates, self.store, sleep=self.sleep, system_prompt=self._system_prompt(tools)
+        )
+        transcript = TranscriptWriter(self.root, turn_id)
+        self.transcript = transcript
+        self.turn_id = turn_id
+        self.store.start_turn(turn_id, conversation, prompt)
+
+        def fan_out(event: Event) -> None:
+            try:
+                transcript.handle(event)
+            except OSError as exc:
+                log.warning("transcript %s: %s", transcript.path, exc)
+            emit(event)
+
+        request = TurnRequest(turn_id, conversation, prompt, model or config.model)
+        self._task = asyncio.ensure_future(orchestrator.run(request, fan_out))
+        try:
+            summary = await asyncio.shield(self._task)
+        except asyncio.CancelledError:
+            # The caller went away ($/cancelRequest): the turn is cancelled with it.
+            self._task.cancel()
+            summary = await self._task
+        finally:
+            transcript.close()
+        self.store.finish_turn(turn_id, summary.status.value, summary.to_dict())
+        self.last_errors = dict(summary.reason.errors) if summary.reason is not None and hasattr(summary.reason, "errors") else {}
+        return summary
+
+    def close(self) -> None:
+        """Cancel a running turn and close the state database."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+        if self._store is not None:
+            self._store.close()
+            self._store = None

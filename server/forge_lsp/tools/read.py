@@ -1,0 +1,51 @@
+"""read: a file's text, a line range of it, with line numbers."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from forge_lsp.tools.base import ToolContext, ToolDefinition, ToolFailure, ToolOutput, boolean, integer, obj, string
+
+
+async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+    """Read lines start_line..end_line (1-based, inclusive) of a workspace file."""
+    path = ctx.workspace.resolve(args["file_path"])
+    rel = ctx.workspace.relative(path)
+    text = await ctx.read_file(path)
+    lines = text.splitlines()
+    total = len(lines)
+    start = int(args.get("start_line") or 1)
+    end = args.get("end_line")
+    if start < 1:
+        raise ToolFailure(f"start_line must be >= 1, got {start}", rel)
+    if end is not None and int(end) < start:
+        raise ToolFailure(f"end_line ({end}) is before start_line ({start})", rel)
+    if total and start > total:
+        raise ToolFailure(f"start_line {start} is past the end of {rel} ({total} lines)", rel)
+    last = min(total, int(end) if end is not None else total, start + ctx.config.max_read_lines - 1)
+    numbered = args.get("show_line_numbers", True)
+    body = "\n".join(f"{n}:{line}" if numbered else line for n, line in enumerate(lines[start - 1 : last], start=start))
+    shown = f"{start}-{last}" if total else "0-0"
+    note = ""
+    if last < total and end is None:
+        note = f"\n(showing lines {shown} of {total}; read on with start_line={last + 1})"
+    return ToolOutput(
+        f'<file_content path="{rel}" display_lines="{shown}" total_lines="{total}">\n{body}\n</file_content>{note}', rel
+    )
+
+
+TOOL = ToolDefinition(
+    name="read",
+    description="Read a text file of the workspace. Lines are numbered from 1; use start_line/end_line for large files.",
+    parameters=obj(
+        {
+            "file_path": string("Path of the file, relative to the workspace root or absolute inside it."),
+            "start_line": integer("First line to read (1-based)."),
+            "end_line": integer("Last line to read (inclusive)."),
+            "show_line_numbers": boolean("Prefix each line with its number (default true)."),
+        },
+        ["file_path"],
+    ),
+    run=run,
+)

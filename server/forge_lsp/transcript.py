@@ -1,0 +1,126 @@
+"""Each turn's transcript, .forge/transcripts/<turnId>.md, written as the turn goes."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import IO
+
+from forge_lsp.domain.events import (
+    AssistantText,
+    Event,
+    Interrupt,
+    LlmRetry,
+    Retry,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnFinished,
+    TurnStarted,
+)
+from forge_lsp.redact import redact, secret_values
+from forge_lsp.state import ensure_state_dir
+
+TRANSCRIPTS = "transcripts"
+MAX_OUTPUT_CHARS = 4000
+
+
+def transcript_path(root: Path, turn_id: str) -> Path:
+    """Where a turn's transcript lives."""
+    return root / ".forge" / TRANSCRIPTS / f"{turn_id}.md"
+
+
+def _fence(text: str, lang: str = "") -> str:
+    ticks = "```"
+    while ticks in text:
+        ticks += "`"
+    return f"{ticks}{lang}\n{text}\n{ticks}\n"
+
+
+class TranscriptWriter:
+    """Appends a turn's events as Markdown and remembers the line of each tool call.
+
+    Each event is one write() of whole lines, flushed at once, so a reader
+    (or a crash) never sees half an entry.
+    """
+
+    def __init__(self, root: Path, turn_id: str) -> None:
+        ensure_state_dir(root)
+        self.path = transcript_path(root, turn_id)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh: IO[str] | None = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 - closed on turnFinished
+        self._lines = 0
+        self._in_text = False
+        self._secrets = secret_values()
+        self.call_lines: dict[str, int] = {}
+        """call id -> 0-based line of its heading."""
+        self.interrupt_line: int | None = None
+
+    def _write(self, text: str) -> int:
+        """Write whole lines; returns the 0-based line where they start."""
+        start = self._lines
+        if self._fh is None:
+            return start
+        text = redact(text, self._secrets)
+        if not text.endswith("\n"):
+            text += "\n"
+        self._fh.write(text)
+        self._fh.flush()
+        self._lines += text.count("\n")
+        return start
+
+    def handle(self, event: Event) -> None:
+        """Add one event to the transcript."""
+        if isinstance(event, AssistantText):
+            if self._fh is None:
+                return
+            if not self._in_text:
+                self._write("## Assistant\n")
+                self._in_text = True
+            piece = redact(event.text, self._secrets)
+            self._fh.write(piece)
+            self._fh.flush()
+            self._lines += piece.count("\n")
+            return
+        if self._in_text:
+            self._in_text = False
+            self._write("\n")
+        if isinstance(event, TurnStarted):
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime())
+            self._write(
+                f"# Forge turn {event.turn_id}\n\n- conversation: {event.conversation_id}\n- model: {event.model}\n"
+                f"- started: {stamp}\n\n## Prompt\n\n{event.prompt}\n"
+            )
+        elif isinstance(event, ToolCallStarted):
+            try:
+                args = json.dumps(json.loads(event.arguments), indent=2, ensure_ascii=False)
+            except ValueError:
+                args = event.arguments
+            line = self._write(f"### Tool call: {event.title or event.tool} ({event.call_id})\n\n" + _fence(args, "json"))
+            self.call_lines[event.call_id] = line
+        elif isinstance(event, ToolCallFinished):
+            output = event.output if len(event.output) <= MAX_OUTPUT_CHARS else event.output[:MAX_OUTPUT_CHARS] + "\n... [cut]"
+            self._write(f"**{'Result' if event.ok else 'Failed'}:**\n\n" + _fence(output))
+        elif isinstance(event, Retry):
+            self._write(f"> Retry notice for {event.tool}: attempts remaining {event.attempts_left} of {event.limit}\n")
+        elif isinstance(event, LlmRetry):
+            self._write(f"> Model request failed ({event.cause}); retry {event.attempt} in {event.delay_ms} ms\n")
+        elif isinstance(event, Interrupt):
+            self.interrupt_line = self._write(f"## Interrupted: {event.reason.kind}\n\n{event.reason.describe()}\n")
+        elif isinstance(event, TurnFinished):
+            summary = event.summary
+            if summary is not None:
+                extra = f"\n\n{summary.error}" if summary.error else ""
+                self._write(
+                    f"## Turn {summary.status.value}\n\nrequests: {summary.requests}, tool calls: {summary.tool_calls}, "
+                    f"failures: {summary.failures}{extra}\n"
+                )
+            self.close()
+
+    def close(self) -> None:
+        """Close the file (idempotent)."""
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+            os.utime(self.path)

@@ -1,0 +1,84 @@
+"""Test doubles for the orchestrator's ports (the real tools and templates are used)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from forge_lsp.domain.config import ForgeConfig
+from forge_lsp.domain.events import Event
+from forge_lsp.domain.messages import AssistantReply, ToolCall
+from forge_lsp.domain.retry import ModelError
+from forge_lsp.orchestrator import Orchestrator, TurnRequest
+from forge_lsp.runtime import BoundTools
+from forge_lsp.state import StateStore
+from forge_lsp.templates import TemplateEngine
+from forge_lsp.tools.base import ToolContext
+from forge_lsp.tools.registry import ToolRegistry
+from forge_lsp.tools.workspace import Workspace
+
+
+def call(name: str, _id: str | None = None, **args: Any) -> ToolCall:
+    return ToolCall(_id or f"id-{name}-{json.dumps(args, sort_keys=True)}", name, json.dumps(args))
+
+
+def tools(*calls: ToolCall, text: str = "") -> AssistantReply:
+    return AssistantReply(text, tuple(calls), "tool_calls")
+
+
+def answer(text: str) -> AssistantReply:
+    return AssistantReply(text, (), "stop")
+
+
+@dataclass
+class FakeModel:
+    """Replies in order; records every request's messages."""
+
+    replies: list[AssistantReply | ModelError | float]
+    requests: list[list[dict[str, Any]]] = field(default_factory=list)
+
+    async def complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_text: Callable[[str], None]
+    ) -> AssistantReply:
+        self.requests.append(json.loads(json.dumps(messages)))
+        item = self.replies.pop(0) if self.replies else answer("done")
+        while isinstance(item, float):  # a pause, for cancel tests
+            await asyncio.sleep(item)
+            item = self.replies.pop(0) if self.replies else answer("done")
+        if isinstance(item, ModelError):
+            raise item
+        if item.text:
+            on_text(item.text)
+        return item
+
+
+@dataclass
+class Harness:
+    root: Path
+    model: FakeModel
+    config: ForgeConfig = field(default_factory=ForgeConfig)
+    events: list[Event] = field(default_factory=list)
+    sleeps: list[float] = field(default_factory=list)
+
+    def orchestrator(self) -> Orchestrator:
+        ctx = ToolContext(Workspace(self.root), self.config)
+
+        async def sleep(s: float) -> None:
+            self.sleeps.append(s)
+
+        self.store = StateStore(self.root)
+        return Orchestrator(
+            self.config, self.model, BoundTools(ToolRegistry(), ctx), TemplateEngine(self.root), self.store, sleep=sleep
+        )
+
+    async def run(self, prompt: str = "do it") -> Any:
+        orch = self.orchestrator()
+        cid = self.store.current_conversation()
+        return await orch.run(TurnRequest("t1", cid, prompt), self.events.append)
+
+    def of(self, kind: str) -> list[Any]:
+        return [e for e in self.events if e.type == kind]

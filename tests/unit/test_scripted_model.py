@@ -1,0 +1,64 @@
+"""The scripted model through the real litellm call path (custom provider, streaming)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from forge_lsp.domain.config import ForgeConfig
+from forge_lsp.domain.retry import ModelError
+from forge_lsp.llm.litellm_adapter import LiteLLMModel, classify, resolve_model
+
+
+def script(root: Path, *responses: object, name: str = "s.json") -> str:
+    (root / name).write_text(json.dumps({"responses": list(responses)}))
+    return f"scripted/{name}"
+
+
+async def test_text_and_tool_calls_stream_through_litellm(workspace: Path) -> None:
+    model = script(workspace, {"text": "Let me run it.", "tool_calls": [{"name": "shell", "arguments": {"command": "ls -la"}}]})
+    llm = LiteLLMModel(ForgeConfig(model=model), workspace)
+    pieces: list[str] = []
+    reply = await llm.complete([{"role": "user", "content": "hi"}], [], pieces.append)
+    assert reply.text == "Let me run it."
+    assert len(pieces) > 1 and "".join(pieces) == reply.text
+    (call,) = reply.tool_calls
+    assert call.name == "shell" and call.arguments == {"command": "ls -la"}
+    assert reply.finish_reason == "tool_calls"
+
+
+async def test_past_the_end_answers_done(workspace: Path) -> None:
+    llm = LiteLLMModel(ForgeConfig(model=script(workspace, {"text": "one"})), workspace)
+    assert (await llm.complete([{"role": "user", "content": "x"}], [], lambda _: None)).text == "one"
+    assert (await llm.complete([{"role": "user", "content": "x"}], [], lambda _: None)).text == "done"
+
+
+@pytest.mark.parametrize(("status", "retryable"), [(429, True), (500, True), (503, True), (401, False), (403, False)])
+async def test_scripted_errors_are_classified(workspace: Path, status: int, retryable: bool) -> None:
+    name = f"e{status}.json"
+    llm = LiteLLMModel(ForgeConfig(model=script(workspace, {"error": {"status": status}}, name=name)), workspace)
+    with pytest.raises(ModelError) as info:
+        await llm.complete([{"role": "user", "content": "x"}], [], lambda _: None)
+    assert info.value.status == status
+    assert info.value.retryable is retryable
+
+
+async def test_missing_script_is_a_clear_non_retryable_error(workspace: Path) -> None:
+    llm = LiteLLMModel(ForgeConfig(model="scripted/nope.json"), workspace)
+    with pytest.raises(ModelError, match="no script at") as info:
+        await llm.complete([{"role": "user", "content": "x"}], [], lambda _: None)
+    assert not info.value.retryable
+
+
+def test_relative_script_resolves_against_workspace(workspace: Path) -> None:
+    assert resolve_model("scripted/.forge/demo.json", workspace) == f"scripted/{workspace.resolve()}/.forge/demo.json"
+    assert resolve_model("scripted/demo", workspace) == "scripted/demo"
+    assert resolve_model("openai/gpt-4o", workspace) == "openai/gpt-4o"
+
+
+def test_classify_transport_errors() -> None:
+    assert classify(ConnectionResetError("reset"), (429,)).retryable
+    assert classify(TimeoutError("slow"), (429,)).retryable
+    assert not classify(ValueError("bad"), (429,)).retryable
