@@ -25,7 +25,11 @@ def write_script(root: Path, *responses: object) -> None:
 
 
 def test_run_completed_exits_0(workspace: Path) -> None:
-    write_script(workspace, {"tool_calls": [{"name": "write", "arguments": {"file_path": "hi.txt", "content": "hi\n"}}]}, {"text": "Wrote it."})
+    write_script(
+        workspace,
+        {"tool_calls": [{"name": "write", "arguments": {"file_path": "hi.txt", "content": "hi\n"}}]},
+        {"text": "Wrote it."},
+    )
     p = forge("run", "write hi.txt", "--workspace", str(workspace))
     assert p.returncode == 0, p.stderr
     assert "→ write: hi.txt" in p.stdout and "■ turn completed" in p.stdout and "Wrote it." in p.stdout

@@ -25,7 +25,9 @@ def test_defaults_are_forges(workspace: Path) -> None:
 def test_precedence_default_user_editor_workspace(workspace: Path) -> None:
     ld = loader(workspace, "max_tool_failure_per_turn = 4\nmax_requests_per_turn = 50\ntool_timeout_secs = 20\n")
     ld.set_editor({"maxToolFailurePerTurn": 5, "maxRequestsPerTurn": 60, "serverPath": "/usr/bin/forge-lsp"})
-    (workspace / ".forge.toml").write_text("max_tool_failure_per_turn = 6\n[tools.shell]\nmax_failures = 2\ndeny = ['rm -rf *']\n")
+    (workspace / ".forge.toml").write_text(
+        "max_tool_failure_per_turn = 6\n[tools.shell]\nmax_failures = 2\ndeny = ['rm -rf *']\n"
+    )
     eff = ld.load()
     assert eff.config.max_tool_failure_per_turn == 6
     assert eff.config.max_requests_per_turn == 60

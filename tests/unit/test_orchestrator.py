@@ -6,11 +6,11 @@ import asyncio
 from dataclasses import replace
 from pathlib import Path
 
-from fakes import FakeModel, Harness, answer, call, tools
-
 from forge_lsp.domain.config import ForgeConfig, RetryConfig
 from forge_lsp.domain.events import TurnStatus
 from forge_lsp.domain.retry import ModelError
+
+from fakes import FakeModel, Harness, answer, call, tools
 
 NOTICE = (
     "<retry>Tool call failed\n- **Attempts remaining:** {n}\n- **Next steps:** Analyze the error, identify the root cause, "

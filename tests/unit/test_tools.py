@@ -290,4 +290,9 @@ def test_schemas_come_from_one_definition_per_tool() -> None:
         "read", "write", "patch", "multi_patch", "remove", "undo", "fs_search", "shell", "fetch", "todo_write", "todo_read", "followup",
     ]  # fmt: skip
     read = schemas[0]["function"]["parameters"]
-    assert read["required"] == ["file_path"] and set(read["properties"]) == {"file_path", "start_line", "end_line", "show_line_numbers"}
+    assert read["required"] == ["file_path"] and set(read["properties"]) == {
+        "file_path",
+        "start_line",
+        "end_line",
+        "show_line_numbers",
+    }

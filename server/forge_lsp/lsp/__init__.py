@@ -1,0 +1,1 @@
+"""The pygls glue: commands, progress, diagnostics and notifications."""

@@ -1,0 +1,108 @@
+"""forge-lsp demo: a real turn through the real server, driven as an LSP client would drive it."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any, TextIO
+
+from lsprotocol import types as t
+from pygls.lsp.client import LanguageClient
+
+from forge_lsp.cli import EXIT_CODES, EXIT_FAILED
+from forge_lsp.render import EventPrinter
+
+
+def _plain(value: Any) -> Any:
+    """pygls hands custom notifications over as attribute objects; make them dicts again."""
+    if hasattr(value, "_asdict"):
+        return {k: _plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if hasattr(value, "__dict__") and not isinstance(value, type):
+        return {k: _plain(v) for k, v in vars(value).items()}
+    return value
+
+
+async def run_demo_through_server(root: Path, prompt: str, out: TextIO) -> int:
+    """Start `forge-lsp` over stdio, run forge.run, and print what an editor would show."""
+    client = LanguageClient("forge-lsp-demo", "1")
+    printer = EventPrinter(out)
+    diagnostics: dict[str, list[t.Diagnostic]] = {}
+    offers: list[str] = []
+
+    @client.feature("forge/event")
+    def on_event(params: Any) -> None:
+        printer(_plain(params))
+
+    @client.feature(t.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def on_diagnostics(params: t.PublishDiagnosticsParams) -> None:
+        diagnostics[params.uri] = list(params.diagnostics)
+
+    @client.feature(t.WINDOW_WORK_DONE_PROGRESS_CREATE)
+    def on_progress_create(params: t.WorkDoneProgressCreateParams) -> None:
+        return None
+
+    @client.feature(t.WINDOW_SHOW_MESSAGE_REQUEST)
+    def on_message_request(params: t.ShowMessageRequestParams) -> None:
+        offers.append(f"{params.message} [{', '.join(a.title for a in params.actions or [])}]")
+        return None
+
+    @client.feature(t.WINDOW_SHOW_MESSAGE)
+    def on_message(params: t.ShowMessageParams) -> None:
+        print(f"  [window/showMessage {params.type.name}] {params.message}", file=out, flush=True)
+
+    @client.feature(t.PROGRESS)
+    def on_progress(params: t.ProgressParams) -> None:
+        return None  # the same steps arrive as forge/event, printed above
+
+    @client.feature(t.WINDOW_LOG_MESSAGE)
+    def on_log(params: t.LogMessageParams) -> None:
+        return None
+
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    await client.start_io(sys.executable, "-m", "forge_lsp", env=env)
+    try:
+        await client.initialize_async(
+            t.InitializeParams(
+                capabilities=t.ClientCapabilities(window=t.WindowClientCapabilities(work_done_progress=True)),
+                root_uri=root.as_uri(),
+                workspace_folders=[t.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+            )
+        )
+        client.initialized(t.InitializedParams())
+        print("LSP: initialize done; workspace/executeCommand forge.run ...\n", file=out, flush=True)
+        result = await client.workspace_execute_command_async(
+            t.ExecuteCommandParams(command="forge.run", arguments=[{"prompt": prompt}])
+        )
+        printer.flush_text()
+        if not isinstance(result, dict):
+            print(f"forge.run returned {result!r}", file=out)
+            return EXIT_FAILED
+        print(f"\nforge.run result: status={result['status']} reason={result.get('reason')}", file=out)
+        for uri, items in sorted(diagnostics.items()):
+            if not items:
+                continue
+            counts = Counter(f"{d.severity.name if d.severity else '?'} {d.code}" for d in items)
+            print(f"diagnostics on {Path(uri.removeprefix('file://')).relative_to(root)}: {dict(counts)}", file=out)
+            for d in items:
+                print(f"  line {d.range.start.line + 1}: {d.message}", file=out)
+        if not offers:
+            # The Continue offer is sent after the result; give it a moment to arrive.
+            import asyncio
+
+            for _ in range(20):
+                if offers:
+                    break
+                await asyncio.sleep(0.05)
+        for offer in offers:
+            print(f"window/showMessageRequest: {offer}  (the demo declines)", file=out)
+        return EXIT_CODES.get(result["status"], EXIT_FAILED)
+    finally:
+        try:
+            await client.shutdown_async(None)
+            client.exit(None)
+        finally:
+            await client.stop()

@@ -1,0 +1,38 @@
+"""A pygls protocol that tells the server about executeCommand's workDoneToken and $/cancelRequest.
+
+pygls runs a command handler as a task of its own, so cancelling the
+executeCommand request does not reach it, and the handler never sees the
+params' workDoneToken. Both are needed: the token to report progress on the
+client's own progress, the cancel to stop the turn.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable, Generator
+from typing import Any
+
+from lsprotocol import types as t
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+
+work_done_token: contextvars.ContextVar[str | int | None] = contextvars.ContextVar("work_done_token", default=None)
+request_id: contextvars.ContextVar[str | int | None] = contextvars.ContextVar("request_id", default=None)
+
+
+class ForgeProtocol(LanguageServerProtocol):
+    """LanguageServerProtocol plus the two hooks above."""
+
+    on_cancel_request: Callable[[str | int], None] | None = None
+
+    @lsp_method(t.WORKSPACE_EXECUTE_COMMAND)
+    def lsp_workspace__execute_command(self, params: t.ExecuteCommandParams) -> Generator[Any, Any, Any]:
+        # The handler's task copies the context when it is created, below this frame.
+        work_done_token.set(params.work_done_token)
+        request_id.set(self._ctx_msg_id.get(None))
+        return (yield from super().lsp_workspace__execute_command(params))
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        if self.on_cancel_request is not None:
+            self.on_cancel_request(msg_id)
+        super()._handle_cancel_notification(msg_id)

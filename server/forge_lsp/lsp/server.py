@@ -1,0 +1,462 @@
+"""The forge-lsp language server: thin handlers that turn LSP into runtime calls and events into LSP."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from lsprotocol import types as t
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+
+from forge_lsp import __version__
+from forge_lsp.config import WORKSPACE_FILE
+from forge_lsp.domain.events import Event, Interrupt, Retry, ToolCallStarted, TurnFinished, TurnStarted, TurnSummary
+from forge_lsp.lsp import convert
+from forge_lsp.lsp.diagnostics import DiagnosticStore
+from forge_lsp.lsp.files import EditorFiles
+from forge_lsp.lsp.protocol import ForgeProtocol, request_id, work_done_token
+from forge_lsp.redact import redact
+from forge_lsp.render import format_event
+from forge_lsp.runtime import TurnInProgress, WorkspaceRuntime
+
+log = logging.getLogger(__name__)
+
+COMMANDS = ("forge.run", "forge.cancel", "forge.status", "forge.newConversation", "forge.showConfig")
+EVENT_NOTIFICATION = "forge/event"
+CONFIG_SOURCE = "forge.config"
+TEMPLATE_SOURCE = "forge.templates"
+CONTINUE = "Continue"
+ALLOW, DENY, ALWAYS = "Allow", "Deny", "Allow for this conversation"
+MAX_SELECTION_CHARS = 20_000
+
+
+class TurnRefused(JsonRpcException):
+    """forge.run while a turn runs in the same workspace (LSP RequestFailed)."""
+
+    CODE = -32803
+
+
+def uri_to_path(uri: str) -> Path:
+    """A file:// URI as a path."""
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        raise JsonRpcInvalidParams(f"only file:// URIs are supported, got {uri!r}")
+    return Path(unquote(parsed.path))
+
+
+def object_argument(args: tuple[Any, ...], command: str) -> dict[str, Any]:
+    """The one object argument every forge.* command takes (none means {})."""
+    if not args:
+        return {}
+    if len(args) != 1 or not isinstance(args[0], dict):
+        raise JsonRpcInvalidParams(f"{command} takes one object argument, got {len(args)} argument(s)")
+    return args[0]
+
+
+class ForgeLanguageServer(LanguageServer):
+    """Holds one WorkspaceRuntime per workspace folder and the diagnostics of their turns."""
+
+    def __init__(self) -> None:
+        super().__init__("forge-lsp", __version__, protocol_cls=ForgeProtocol)
+        self.runtimes: dict[Path, WorkspaceRuntime] = {}
+        self.diagnostics = DiagnosticStore(self._publish)
+        self.editor_settings: Any = None
+        self.init_settings: dict[str, Any] = {}
+        self.background: set[asyncio.Task[Any]] = set()
+        self.requests: dict[str | int, Path] = {}
+        self.progress_tokens: dict[str | int, Path] = {}
+        self.configured = asyncio.Event()
+        assert isinstance(self.protocol, ForgeProtocol)
+        self.protocol.on_cancel_request = self.cancel_turn_request
+
+    # -- plumbing -------------------------------------------------------
+
+    def _publish(self, uri: str, diagnostics: list[t.Diagnostic]) -> None:
+        self.text_document_publish_diagnostics(t.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        """Run a background task, keeping a reference and logging its failure."""
+        task = asyncio.ensure_future(coro)
+        self.background.add(task)
+
+        def done(task: asyncio.Task[Any]) -> None:
+            self.background.discard(task)
+            if not task.cancelled() and task.exception() is not None:
+                log.error("background task failed", exc_info=task.exception())
+
+        task.add_done_callback(done)
+        return task
+
+    def log(self, message: str, kind: t.MessageType = t.MessageType.Log) -> None:
+        """window/logMessage, secrets redacted."""
+        self.window_log_message(t.LogMessageParams(type=kind, message=redact(message)))
+
+    def roots(self) -> list[Path]:
+        """The workspace folders (or the root), as paths."""
+        folders = [uri_to_path(f.uri) for f in self.workspace.folders.values()]
+        if not folders and self.workspace.root_uri:
+            folders = [uri_to_path(self.workspace.root_uri)]
+        return folders
+
+    def runtime_for(self, uri: str | None = None) -> WorkspaceRuntime:
+        """The runtime of the folder holding uri (the first folder when uri is None)."""
+        roots = self.roots()
+        if not roots:
+            raise JsonRpcInvalidParams("the client opened no workspace folder; forge-lsp needs one")
+        root = roots[0]
+        if uri:
+            path = uri_to_path(uri).resolve()
+            inside = [r for r in roots if path.is_relative_to(r.resolve())]
+            if not inside:
+                raise JsonRpcInvalidParams(f"{uri} is not inside a workspace folder")
+            root = max(inside, key=lambda r: len(r.parts))
+        key = root.resolve()
+        if key not in self.runtimes:
+            runtime = WorkspaceRuntime(key, files=EditorFiles(self), ask=self.ask_user)
+            runtime.loader.set_editor(self.editor_settings)
+            runtime.reload_config()
+            self.runtimes[key] = runtime
+            self.report_config(runtime)
+        return self.runtimes[key]
+
+    async def wait_configured(self) -> None:
+        """Commands wait for the first workspace/configuration answer (at most a few seconds)."""
+        try:
+            await asyncio.wait_for(self.configured.wait(), 5)
+        except TimeoutError:
+            self.configured.set()
+
+    # -- config ---------------------------------------------------------
+
+    def report_config(self, runtime: WorkspaceRuntime) -> None:
+        """Config and template problems as diagnostics on the file (and a log line each)."""
+        by_file: dict[str, list[t.Diagnostic]] = {}
+        for problem in runtime.effective.problems:
+            self.log(f"config: {problem}", t.MessageType.Warning)
+            if problem.path is None:
+                self.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=f"Forge: {problem}"))
+                continue
+            line = (problem.line or 1) - 1
+            message = f"{problem.key}: {problem.message}" if problem.key else problem.message
+            diag = t.Diagnostic(
+                range=convert.line_range(line),
+                message=message + " (the last good config stays in force)",
+                severity=t.DiagnosticSeverity.Error,
+                source=convert.SOURCE,
+                code="config",
+            )
+            by_file.setdefault(problem.path.as_uri(), []).append(diag)
+        for uri in {runtime.loader.workspace_path.as_uri(), runtime.loader.user_path.as_uri()}:
+            self.diagnostics.set(CONFIG_SOURCE, uri, by_file.get(uri, []))
+        for error in runtime.templates.errors:
+            self.log(error, t.MessageType.Warning)
+
+    async def pull_configuration(self) -> None:
+        """workspace/configuration section "forge", when the client supports it."""
+        caps = self.client_capabilities.workspace
+        if caps is None or not caps.configuration:
+            return
+        try:
+            result = await self.workspace_configuration_async(t.ConfigurationParams(items=[t.ConfigurationItem(section="forge")]))
+        except Exception as exc:  # a client that fails this must not stop the server
+            self.log(f"workspace/configuration failed: {exc}", t.MessageType.Warning)
+            return
+        settings = result[0] if result else None
+        if isinstance(settings, dict):
+            self.set_editor_settings(settings)
+
+    def set_editor_settings(self, settings: Any) -> None:
+        """New editor settings: reload every workspace's config."""
+        if isinstance(settings, dict) and isinstance(settings.get("settings"), dict):
+            settings = settings["settings"]  # initializationOptions may wrap them
+        # workspace/configuration is the live view; initializationOptions fill what it lacks.
+        self.editor_settings = {**self.init_settings, **(settings if isinstance(settings, dict) else {})}
+        settings = self.editor_settings
+        for runtime in self.runtimes.values():
+            runtime.reload_config(settings, editor=True)
+            self.report_config(runtime)
+
+    def reload_files(self) -> None:
+        """.forge.toml or a template changed: read them again."""
+        for runtime in self.runtimes.values():
+            runtime.reload_config()
+            runtime.reload_templates()
+            self.report_config(runtime)
+
+    async def watch_files(self) -> None:
+        """Ask the client to watch .forge.toml and .forge/templates/ (dynamic registration)."""
+        caps = self.client_capabilities.workspace
+        watched = caps.did_change_watched_files if caps else None
+        if watched is None or not watched.dynamic_registration:
+            return
+        options = t.DidChangeWatchedFilesRegistrationOptions(
+            watchers=[
+                t.FileSystemWatcher(glob_pattern=f"**/{WORKSPACE_FILE}"),
+                t.FileSystemWatcher(glob_pattern="**/.forge/templates/*.md"),
+            ]
+        )
+        registration = t.Registration(
+            id="forge-config-watch", method=t.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options
+        )
+        try:
+            await self.client_register_capability_async(t.RegistrationParams(registrations=[registration]))
+        except Exception as exc:
+            self.log(f"could not register file watchers: {exc}", t.MessageType.Warning)
+
+    # -- asking the user --------------------------------------------------
+
+    async def ask_user(self, tool: str, question: str) -> str:
+        """A tool needs the user's consent: Allow / Deny / Allow for this conversation."""
+        actions = [t.MessageActionItem(title=a) for a in (ALLOW, DENY, ALWAYS)]
+        answer = await self.window_show_message_request_async(
+            t.ShowMessageRequestParams(type=t.MessageType.Warning, message=f"Forge: {question}", actions=actions)
+        )
+        title = answer.title if answer is not None else DENY
+        return {ALLOW: "allow", ALWAYS: "always"}.get(title, "deny")
+
+    async def offer_continue(self, runtime: WorkspaceRuntime, summary: TurnSummary) -> None:
+        """After an interrupt: a Continue button that starts a new turn with a fresh tracker."""
+        assert summary.reason is not None
+        message = f"Forge: {summary.reason.describe()}. Continue anyway?"
+        answer = await self.window_show_message_request_async(
+            t.ShowMessageRequestParams(type=t.MessageType.Warning, message=message, actions=[t.MessageActionItem(title=CONTINUE)])
+        )
+        if answer is not None and answer.title == CONTINUE and not runtime.running:
+            await self.run_turn(runtime, "Continue.", None, None)
+
+    # -- turns ----------------------------------------------------------
+
+    def cancel_turn_request(self, msg_id: str | int) -> None:
+        """$/cancelRequest of a forge.run: cancel its turn."""
+        root = self.requests.get(msg_id)
+        if root is not None and root in self.runtimes:
+            self.runtimes[root].cancel()
+
+    def cancel_progress(self, token: str | int) -> None:
+        """window/workDoneProgress/cancel of a turn's progress: cancel the turn."""
+        root = self.progress_tokens.get(token)
+        if root is not None and root in self.runtimes:
+            self.runtimes[root].cancel()
+
+    async def _progress_token(self) -> str | int | None:
+        token = work_done_token.get()
+        if token is not None:
+            return token
+        window = self.client_capabilities.window
+        if window is None or not window.work_done_progress:
+            return None
+        import uuid
+
+        token = f"forge-{uuid.uuid4().hex}"
+        try:
+            await asyncio.wait_for(self.work_done_progress.create_async(token), 10)
+        except Exception as exc:
+            self.log(f"window/workDoneProgress/create failed: {exc}", t.MessageType.Warning)
+            return None
+        return token
+
+    async def run_turn(self, runtime: WorkspaceRuntime, prompt: str, model: str | None, msg_id: str | int | None) -> TurnSummary:
+        """Run a turn, reporting it as progress, diagnostics and notifications."""
+        token = await self._progress_token()
+        if token is not None:
+            self.progress_tokens[token] = runtime.root
+            self.work_done_progress.begin(
+                token, t.WorkDoneProgressBegin(title="Forge", message=prompt.splitlines()[0][:80], cancellable=True)
+            )
+        if msg_id is not None:
+            self.requests[msg_id] = runtime.root
+
+        def emit(event: Event) -> None:
+            self.on_event(runtime, event, token)
+
+        try:
+            summary = await runtime.run(prompt, emit, model)
+        finally:
+            if msg_id is not None:
+                self.requests.pop(msg_id, None)
+            if token is not None:
+                self.progress_tokens.pop(token, None)
+        if token is not None:
+            self.work_done_progress.end(token, t.WorkDoneProgressEnd(message=summary.status.value))
+        if summary.reason is not None:
+            self.spawn(self.offer_continue(runtime, summary))
+        return summary
+
+    def on_event(self, runtime: WorkspaceRuntime, event: Event, token: str | int | None) -> None:
+        """One turn event -> forge/event, logMessage, progress, diagnostics, showMessage."""
+        payload = event.to_dict()
+        self.protocol.notify(EVENT_NOTIFICATION, payload)
+        line = format_event(payload)
+        if line is not None:
+            self.log(line)
+        transcript = runtime.transcript
+        transcript_uri = transcript.path.as_uri() if transcript else None
+        if isinstance(event, TurnStarted):
+            self.diagnostics.clear(convert.SOURCE)
+        elif isinstance(event, ToolCallStarted | Retry) and token is not None:
+            self.work_done_progress.report(token, t.WorkDoneProgressReport(message=convert.progress_report(event)))
+        if isinstance(event, Retry) and transcript is not None and transcript_uri is not None:
+            line_no = transcript.call_lines.get(event.call_id, 0)
+            self.diagnostics.add(convert.SOURCE, transcript_uri, convert.retry_diagnostic(event, line_no))
+            if event.path:
+                file_uri = (runtime.root / event.path).as_uri()
+                self.diagnostics.add(convert.SOURCE, file_uri, convert.retry_diagnostic(event, 0))
+        elif isinstance(event, Interrupt) and transcript is not None and transcript_uri is not None:
+            line_no = transcript.interrupt_line if transcript.interrupt_line is not None else 0
+            self.diagnostics.add(convert.SOURCE, transcript_uri, convert.interrupt_diagnostic(event, line_no))
+            self.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=f"Forge: {event.reason.describe()}"))
+        elif isinstance(event, TurnFinished) and event.summary is not None and event.summary.error:
+            self.window_show_message(t.ShowMessageParams(type=t.MessageType.Error, message=f"Forge: {event.summary.error}"))
+
+    def shutdown_runtimes(self) -> None:
+        """Cancel running turns and close every workspace's state."""
+        for task in list(self.background):
+            task.cancel()
+        for runtime in self.runtimes.values():
+            runtime.close()
+
+
+def create_server() -> ForgeLanguageServer:
+    """A new server with every feature and command registered (no import-time server)."""
+    server = ForgeLanguageServer()
+
+    @server.feature(t.INITIALIZE)
+    def initialize(ls: ForgeLanguageServer, params: t.InitializeParams) -> None:
+        options = params.initialization_options
+        if isinstance(options, dict):
+            ls.init_settings = options["settings"] if isinstance(options.get("settings"), dict) else options
+            ls.editor_settings = dict(ls.init_settings)
+
+    @server.feature(t.INITIALIZED)
+    async def initialized(ls: ForgeLanguageServer, params: t.InitializedParams) -> None:
+        from forge_lsp.llm.litellm_adapter import warm_up
+
+        ls.log(f"forge-lsp {__version__} ready")
+        try:
+            await ls.pull_configuration()
+        finally:
+            ls.configured.set()
+        await ls.watch_files()
+        for root in ls.roots():
+            try:
+                ls.runtime_for(root.as_uri())
+            except Exception as exc:
+                ls.log(f"cannot open workspace {root}: {exc}", t.MessageType.Error)
+        warm_up()
+
+    @server.feature(t.SHUTDOWN)
+    def shutdown(ls: ForgeLanguageServer, params: None) -> None:
+        ls.shutdown_runtimes()
+
+    @server.feature(t.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(ls: ForgeLanguageServer, params: t.DidChangeConfigurationParams) -> None:
+        settings = params.settings.get("forge") if isinstance(params.settings, dict) else None
+        if isinstance(settings, dict):
+            ls.set_editor_settings(settings)
+        else:
+            await ls.pull_configuration()
+
+    @server.feature(t.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(ls: ForgeLanguageServer, params: t.DidChangeWatchedFilesParams) -> None:
+        ls.reload_files()
+
+    @server.feature(t.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: ForgeLanguageServer, params: t.DidSaveTextDocumentParams) -> None:
+        # Clients without file watchers (Neovim 0.7) still reload on save.
+        path = params.text_document.uri
+        if path.endswith("/" + WORKSPACE_FILE) or "/.forge/templates/" in path:
+            ls.reload_files()
+
+    @server.feature(t.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+    def progress_cancel(ls: ForgeLanguageServer, params: t.WorkDoneProgressCancelParams) -> None:
+        ls.cancel_progress(params.token)
+
+    @server.command("forge.run")
+    async def forge_run(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
+        await ls.wait_configured()
+        arg = object_argument(args, "forge.run")
+        prompt = arg.get("prompt")
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise JsonRpcInvalidParams("forge.run needs {prompt: string} with a non-empty prompt")
+        model = arg.get("model")
+        if model is not None and (not isinstance(model, str) or not model.strip()):
+            raise JsonRpcInvalidParams("forge.run: model must be a non-empty string")
+        uri = arg.get("uri")
+        if uri is not None and not isinstance(uri, str):
+            raise JsonRpcInvalidParams("forge.run: uri must be a string")
+        runtime = ls.runtime_for(uri)
+        if runtime.running:
+            raise TurnRefused(
+                f"a Forge turn is already running in {runtime.root} ({runtime.turn_id}); cancel it with forge.cancel first"
+            )
+        prompt = with_selection(ls, runtime, prompt, uri, arg.get("range"))
+        try:
+            summary = await ls.run_turn(runtime, prompt, model, request_id.get())
+        except TurnInProgress as exc:
+            raise TurnRefused(str(exc)) from None
+        except ValueError as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
+        return summary.to_dict()
+
+    @server.command("forge.cancel")
+    async def forge_cancel(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
+        await ls.wait_configured()
+        arg = object_argument(args, "forge.cancel")
+        turn_id = arg.get("turnId")
+        if turn_id is not None and not isinstance(turn_id, str):
+            raise JsonRpcInvalidParams("forge.cancel: turnId must be a string")
+        cancelled = any(r.cancel(turn_id) for r in ls.runtimes.values())
+        return {"cancelled": cancelled}
+
+    @server.command("forge.status")
+    async def forge_status(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
+        await ls.wait_configured()
+        arg = object_argument(args, "forge.status")
+        return ls.runtime_for(arg.get("uri")).status()
+
+    @server.command("forge.newConversation")
+    async def forge_new_conversation(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
+        await ls.wait_configured()
+        arg = object_argument(args, "forge.newConversation")
+        try:
+            return {"conversationId": ls.runtime_for(arg.get("uri")).new_conversation()}
+        except TurnInProgress as exc:
+            raise TurnRefused(str(exc)) from None
+
+    @server.command("forge.showConfig")
+    async def forge_show_config(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
+        await ls.wait_configured()
+        arg = object_argument(args, "forge.showConfig")
+        return ls.runtime_for(arg.get("uri")).effective.show()
+
+    return server
+
+
+def with_selection(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, prompt: str, uri: str | None, rng: Any) -> str:
+    """The prompt, with the file (and selected lines) the user ran it from."""
+    if not uri:
+        return prompt
+    path = uri_to_path(uri)
+    rel = runtime.workspace.relative(path.resolve())
+    if not isinstance(rng, dict):
+        return f"{prompt}\n\n(The user is in {rel}.)"
+    try:
+        start = int(rng["start"]["line"])
+        end = int(rng["end"]["line"])
+    except (KeyError, TypeError, ValueError):
+        raise JsonRpcInvalidParams("forge.run: range must be an LSP Range {start: {line, character}, end: {...}}") from None
+    doc = ls.workspace.text_documents.get(uri)
+    if doc is not None:
+        lines = doc.lines
+    else:
+        try:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
+        except OSError:
+            lines = []
+    selected = "".join(lines[start : end + 1])[:MAX_SELECTION_CHARS]
+    return f"{prompt}\n\n(The user selected lines {start + 1}-{end + 1} of {rel}:)\n```\n{selected.rstrip()}\n```"

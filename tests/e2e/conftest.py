@@ -1,0 +1,91 @@
+"""pytest-lsp fixtures: the real server in a subprocess, a fresh workspace per test."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsprotocol import types as t
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+SERVER = [sys.executable, "-m", "forge_lsp"]
+ENV = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONUNBUFFERED": "1"}
+
+
+def write_script(root: Path, *responses: Any, name: str = "script.json") -> None:
+    """The scripted model's replies for this workspace."""
+    (root / name).write_text(json.dumps({"responses": list(responses)}))
+
+
+def shell(command: str) -> dict[str, Any]:
+    return {"tool_calls": [{"name": "shell", "arguments": {"command": command}}]}
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / ".forge.toml").write_text('model = "scripted/script.json"\n\n[retry]\nmin_delay_ms = 10\n')
+    return root
+
+
+class Answers:
+    """What the test client answers to window/showMessageRequest."""
+
+    def __init__(self) -> None:
+        self.answer: str | None = None
+        self.requests: list[t.ShowMessageRequestParams] = []
+        self.edits: list[t.ApplyWorkspaceEditParams] = []
+        self.apply = True
+
+
+def capabilities() -> t.ClientCapabilities:
+    return t.ClientCapabilities(
+        window=t.WindowClientCapabilities(work_done_progress=True),
+        workspace=t.WorkspaceClientCapabilities(
+            configuration=True,
+            apply_edit=True,
+            did_change_watched_files=t.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True),
+        ),
+    )
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, server_env=ENV))
+async def client(lsp_client: LanguageClient, ws: Path, request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    answers = Answers()
+    lsp_client.answers = answers  # type: ignore[attr-defined]
+    lsp_client.ws = ws  # type: ignore[attr-defined]
+    lsp_client.registrations = []  # type: ignore[attr-defined]
+
+    @lsp_client.feature(t.WINDOW_SHOW_MESSAGE_REQUEST)
+    def show_message_request(params: t.ShowMessageRequestParams) -> t.MessageActionItem | None:
+        answers.requests.append(params)
+        return t.MessageActionItem(title=answers.answer) if answers.answer else None
+
+    @lsp_client.feature(t.WORKSPACE_APPLY_EDIT)
+    def apply_edit(params: t.ApplyWorkspaceEditParams) -> t.ApplyWorkspaceEditResult:
+        answers.edits.append(params)
+        return t.ApplyWorkspaceEditResult(applied=answers.apply, failure_reason=None if answers.apply else "refused by test")
+
+    @lsp_client.feature(t.CLIENT_REGISTER_CAPABILITY)
+    def register(params: t.RegistrationParams) -> None:
+        lsp_client.registrations.extend(params.registrations)  # type: ignore[attr-defined]
+
+    marker = request.node.get_closest_marker("settings")
+    init_options = marker.args[0] if marker else None
+    lsp_client.set_configuration({"maxRequestsPerTurn": 50}, section="forge")
+    lsp_client.init_result = await lsp_client.initialize_session(  # type: ignore[attr-defined]
+        t.InitializeParams(
+            capabilities=capabilities(),
+            root_uri=ws.as_uri(),
+            workspace_folders=[t.WorkspaceFolder(uri=ws.as_uri(), name="project")],
+            initialization_options=init_options,
+        )
+    )
+    yield
+    await lsp_client.shutdown_session()
