@@ -1,0 +1,153 @@
+// The Forge extension: starts forge-lsp, forwards settings, and shows what the server reports.
+// All agent logic is in the server.
+import * as vscode from "vscode";
+import {
+  ExecuteCommandRequest,
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  TransportKind,
+  WorkDoneProgress,
+} from "vscode-languageclient/node";
+import { ForgeEvent, formatEvent, statusText } from "./events";
+import { ForgeSettings, initializationOptions, serverCommand, serverSettings } from "./settings";
+
+let client: LanguageClient | undefined;
+let output: vscode.OutputChannel;
+let status: vscode.StatusBarItem;
+
+function readSettings(): ForgeSettings {
+  const c = vscode.workspace.getConfiguration("forge");
+  return {
+    serverPath: c.get<string>("serverPath"),
+    pythonPath: c.get<string>("pythonPath"),
+    model: c.get<string | null>("model"),
+    maxToolFailurePerTurn: c.get<number | null>("maxToolFailurePerTurn"),
+    maxRequestsPerTurn: c.get<number | null>("maxRequestsPerTurn"),
+  };
+}
+
+async function startClient(): Promise<void> {
+  const settings = readSettings();
+  const { command, args } = serverCommand(settings);
+  const serverOptions: ServerOptions = { command, args, transport: TransportKind.stdio };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [{ scheme: "file" }],
+    outputChannel: output,
+    initializationOptions: initializationOptions(settings),
+    synchronize: { configurationSection: "forge" },
+    middleware: {
+      workspace: {
+        // The server asks for section "forge"; answer with what its schema knows.
+        configuration: async (params, token, next) => {
+          const result = await next(params, token);
+          if (!Array.isArray(result)) {
+            return result;
+          }
+          return params.items.map((item, i) => (item.section === "forge" ? serverSettings(readSettings()) : result[i]));
+        },
+      },
+    },
+  };
+  client = new LanguageClient("forge", "Forge", serverOptions, clientOptions);
+  client.onNotification("forge/event", (event: ForgeEvent) => {
+    const line = formatEvent(event);
+    if (line) {
+      output.appendLine(line);
+    }
+    status.text = statusText(status.text, event);
+  });
+  await client.start();
+}
+
+async function runAgent(): Promise<void> {
+  if (!client) {
+    return;
+  }
+  const prompt = await vscode.window.showInputBox({ prompt: "What should Forge do?", ignoreFocusOut: true });
+  if (!prompt) {
+    return;
+  }
+  const editor = vscode.window.activeTextEditor;
+  const arg: Record<string, unknown> = { prompt };
+  if (editor && editor.document.uri.scheme === "file") {
+    arg.uri = editor.document.uri.toString();
+    if (!editor.selection.isEmpty) {
+      arg.range = client.code2ProtocolConverter.asRange(editor.selection);
+    }
+  }
+  const active = client;
+  const result = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: "Forge", cancellable: true },
+    async (progress, cancel) => {
+      const workDoneToken = `forge-${Date.now()}`;
+      const sub = active.onProgress(WorkDoneProgress.type, workDoneToken, (value) => {
+        if (value.kind !== "end" && value.message) {
+          progress.report({ message: value.message });
+        }
+      });
+      try {
+        // Cancelling sends $/cancelRequest, which cancels the turn on the server.
+        return await active.sendRequest(ExecuteCommandRequest.type, { command: "forge.run", arguments: [arg], workDoneToken }, cancel);
+      } finally {
+        sub.dispose();
+      }
+    },
+  );
+  if (result) {
+    const r = result as { status: string; requests: number; toolCalls: number; failures: number; text: string };
+    const summary = `Forge: turn ${r.status} (${r.requests} requests, ${r.toolCalls} tool calls, ${r.failures} failures)`;
+    output.appendLine(summary);
+    if (r.text) {
+      output.appendLine(r.text);
+    }
+    void (r.status === "completed" ? vscode.window.showInformationMessage(summary) : vscode.window.showWarningMessage(summary));
+  }
+}
+
+async function forgeCommand(name: string): Promise<unknown> {
+  if (!client) {
+    return undefined;
+  }
+  return client.sendRequest(ExecuteCommandRequest.type, { command: name, arguments: [{}] });
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  output = vscode.window.createOutputChannel("Forge");
+  status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 10);
+  status.text = "$(check) Forge: idle";
+  status.command = "forge.showStatus";
+  status.show();
+  context.subscriptions.push(
+    output,
+    status,
+    vscode.commands.registerCommand("forge.runAgent", runAgent),
+    vscode.commands.registerCommand("forge.cancelTurn", () => forgeCommand("forge.cancel")),
+    vscode.commands.registerCommand("forge.showStatus", async () => {
+      const s = (await forgeCommand("forge.status")) as { running: boolean; model: string; limit: number } | undefined;
+      if (s) {
+        void vscode.window.showInformationMessage(`Forge: ${s.running ? "running" : "idle"} · ${s.model} · limit ${s.limit}`);
+      }
+    }),
+    vscode.commands.registerCommand("forge.showEffectiveConfig", async () => {
+      const config = (await forgeCommand("forge.showConfig")) as Record<string, { value: unknown; source: string }> | undefined;
+      if (config) {
+        output.appendLine("Effective Forge configuration:");
+        for (const [key, { value, source }] of Object.entries(config)) {
+          output.appendLine(`  ${key} = ${JSON.stringify(value)} (${source})`);
+        }
+        output.show(true);
+      }
+    }),
+    vscode.commands.registerCommand("forge.startNewConversation", () => forgeCommand("forge.newConversation")),
+    vscode.commands.registerCommand("forge.restartServer", async () => {
+      await client?.stop();
+      await startClient();
+    }),
+  );
+  await startClient();
+}
+
+export async function deactivate(): Promise<void> {
+  await client?.stop();
+}

@@ -1,0 +1,42 @@
+// Pure: VS Code settings -> what the server gets. No `vscode` import, so it is unit-tested in node.
+
+/** The extension's settings, as read from the "forge" configuration section. */
+export interface ForgeSettings {
+  serverPath?: string;
+  pythonPath?: string;
+  model?: string | null;
+  maxToolFailurePerTurn?: number | null;
+  maxRequestsPerTurn?: number | null;
+  trace?: { server?: string };
+}
+
+/** Settings that only start the server; they are not part of the server's config schema. */
+const CLIENT_ONLY = new Set(["serverPath", "pythonPath", "trace"]);
+
+/** The "forge" section the server reads (workspace/configuration and initializationOptions.settings). */
+export function serverSettings(settings: ForgeSettings): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(settings)) {
+    if (CLIENT_ONLY.has(key) || value === null || value === undefined || value === "") {
+      continue;
+    }
+    out[key] = value;
+  }
+  return out;
+}
+
+/** initializationOptions for the server. */
+export function initializationOptions(settings: ForgeSettings): { settings: Record<string, unknown> } {
+  return { settings: serverSettings(settings) };
+}
+
+/** How to start the server: forge.serverPath, else python -m forge_lsp, else forge-lsp on PATH. */
+export function serverCommand(settings: ForgeSettings): { command: string; args: string[] } {
+  if (settings.serverPath) {
+    return { command: settings.serverPath, args: [] };
+  }
+  if (settings.pythonPath) {
+    return { command: settings.pythonPath, args: ["-m", "forge_lsp"] };
+  }
+  return { command: "forge-lsp", args: [] };
+}
