@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from forge_lsp.domain.config import ForgeConfig, build, default_values, validate
+from forge_lsp.domain.config import WORKSPACE_FILE, ForgeConfig, build, default_values, validate
 
-WORKSPACE_FILE = ".forge.toml"
+__all__ = ["WORKSPACE_FILE", "ConfigLoader", "ConfigProblem", "EffectiveConfig"]
 LAYERS = ("default", "user", "editor", "workspace")
 # Settings that only the editor client uses (how to start the server); not config keys.
 CLIENT_ONLY = frozenset({"server_path", "python_path", "server_args", "trace", "server_env"})

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -88,6 +89,9 @@ class _Turn:
     texts: list[str] = field(default_factory=list)
     reminded_at: int = 0
     todos_reminded: list[dict[str, str]] | None = None
+    started: float = field(default_factory=time.perf_counter)
+    model_s: float = 0.0
+    tools_s: float = 0.0
 
 
 class Orchestrator:
@@ -140,11 +144,21 @@ class Orchestrator:
             failures=turn.failures if turn else 0,
             text="\n\n".join(t.strip() for t in (turn.texts if turn else []) if t.strip()),
             error=error,
+            timing=self._timing(turn),
         )
         if reason is not None:
             emit(Interrupt(turn_id, reason))
         emit(TurnFinished(turn_id, summary))
         return summary
+
+    @staticmethod
+    def _timing(turn: _Turn | None) -> dict[str, float]:
+        """Where the turn's time went, in ms: the model, the tools, and the loop itself."""
+        if turn is None:
+            return {}
+        total = (time.perf_counter() - turn.started) * 1000
+        model, tools = turn.model_s * 1000, turn.tools_s * 1000
+        return {"totalMs": total, "modelMs": model, "toolsMs": tools, "overheadMs": total - model - tools}
 
     def _start(self, request: TurnRequest) -> _Turn:
         history = self.store.history(request.conversation_id)
@@ -198,12 +212,14 @@ class Orchestrator:
         def on_retry(attempt: int, delay_ms: int, exc: ModelError) -> None:
             emit(LlmRetry(turn_id, attempt, delay_ms, str(exc)))
 
-        return await with_retry(
-            lambda: self.model.complete(turn.wire, self.tools.schemas(), on_text),
-            self.config.retry,
-            on_retry,
-            self.sleep,
-        )
+        async def timed() -> AssistantReply:
+            started = time.perf_counter()
+            try:
+                return await self.model.complete(turn.wire, self.tools.schemas(), on_text)
+            finally:
+                turn.model_s += time.perf_counter() - started
+
+        return await with_retry(timed, self.config.retry, on_retry, self.sleep)
 
     async def _run_tools(self, turn: _Turn, reply: AssistantReply, emit: Emit) -> bool:
         """Run the batch in order, store each result at once, then add retry notices."""
@@ -212,7 +228,9 @@ class Orchestrator:
         yields = False
         for call in reply.tool_calls:
             emit(ToolCallStarted(turn_id, call.name, call.id, call.arguments_json, describe(call)))
+            started = time.perf_counter()
             result, stop = await self.tools.call(call)
+            turn.tools_s += time.perf_counter() - started
             yields = yields or stop
             turn.tool_calls += 1
             cause = result.output
@@ -243,7 +261,8 @@ class Orchestrator:
 
     def _doom_loop_check(self, turn: _Turn) -> None:
         reps = doom_loop.trailing_repetitions(doom_loop.call_signatures(turn.history))
-        if reps >= doom_loop.THRESHOLD and reps > turn.reminded_at:
+        # Remind at 3 repetitions, then again every 3 more: a reminder per request would drown the model.
+        if reps >= doom_loop.THRESHOLD and reps >= turn.reminded_at + doom_loop.THRESHOLD:
             turn.reminded_at = reps
             text = self.templates.render(DOOM_LOOP_REMINDER, {"consecutive_calls": reps})
             self._append(turn, ChatMessage("user", f"<system_reminder>{text}</system_reminder>"))

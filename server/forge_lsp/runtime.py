@@ -116,6 +116,16 @@ class WorkspaceRuntime:
         self.effective = self.loader.load()
         return self.effective
 
+    def preload_templates(self) -> None:
+        """Compile the templates every turn needs (pybars3 is slow to import and compile)."""
+        from forge_lsp.templates import SYSTEM_INFO
+
+        for name in (SYSTEM_PROMPT, SYSTEM_INFO, "forge-tool-retry-message.md", "forge-partial-tool-error-reflection.md"):
+            try:
+                self.templates.origin(name)
+            except Exception as exc:  # reported again, with context, when a turn renders it
+                log.warning("preloading %s: %s", name, exc)
+
     def reload_templates(self) -> list[str]:
         """Load .forge/templates/ again; returns the override errors."""
         self.templates = TemplateEngine(self.root)

@@ -9,8 +9,10 @@ compiling, because pybars3 silently drops everything after an unclosed ``{{``.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -140,12 +142,49 @@ class _Compiled:
     render: Callable[..., Any]
 
 
-def _compile(name: str, source: str, origin: str) -> _Compiled:
+def cache_dir() -> Path:
+    """Where compiled templates are kept between runs ($XDG_CACHE_HOME/forge-lsp/templates)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "forge-lsp" / "templates"
+
+
+def _build(source: str) -> Callable[..., Any]:
+    """pybars3's compile, with its generated Python cached on disk.
+
+    pybars3 parses with PyMeta, at about a millisecond per character: the
+    system prompt alone takes seconds. The generated code depends only on the
+    source and the pybars3 version, so it is kept and reused.
+    """
     import pybars  # type: ignore[import-untyped]
 
+    version = getattr(pybars, "__version__", "0")
+    key = hashlib.sha256(f"{version}\0{source}".encode()).hexdigest()[:32]
+    path = cache_dir() / f"t{key}.py"
+    namespace: dict[str, Any] = {}
+    try:
+        code = path.read_text(encoding="utf-8")
+        name = code.split("\n", 1)[0].removeprefix("# render: ")
+        exec(compile(code, str(path), "exec", dont_inherit=True), namespace)  # noqa: S102 - code pybars3 generated here
+        return namespace[name]  # type: ignore[no-any-return]
+    except (OSError, KeyError, SyntaxError, ValueError):
+        pass
+    container = pybars.Compiler()._generate_code(source)
+    code = f"# render: {container.name}\n{container.full_code}"
+    exec(compile(code, "<pybars template>", "exec", dont_inherit=True), namespace)  # noqa: S102
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(code, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        log.debug("template cache not written: %s", exc)
+    return namespace[container.name]  # type: ignore[no-any-return]
+
+
+def _compile(name: str, source: str, origin: str) -> _Compiled:
     try:
         lint(source)
-        fn = pybars.Compiler().compile(unescape_all(source))
+        fn = _build(unescape_all(source))
     except TemplateError as exc:
         raise TemplateError(f"template {name} ({origin}): {exc}") from None
     except Exception as exc:  # pybars raises PybarsError and parser errors of its own
@@ -156,15 +195,20 @@ def _compile(name: str, source: str, origin: str) -> _Compiled:
 class TemplateEngine:
     """Renders the shipped templates, with a workspace's .forge/templates/ overrides.
 
-    Every template is compiled once, at load. A malformed override is reported
-    in ``errors`` and the built-in template stays in use.
+    Templates are linted at load and compiled once, on first use (pybars3
+    compiles slowly, and most turns need only a few). A malformed override is
+    reported in ``errors`` and the built-in template stays in use.
     """
 
     def __init__(self, workspace: Path | None = None, builtin: Path | None = None) -> None:
         self.errors: list[str] = []
-        self._templates: dict[str, _Compiled] = {}
+        self._sources: dict[str, tuple[str, str]] = {}
+        self._builtin: dict[str, str] = {}
+        self._compiled: dict[str, _Compiled] = {}
         for path in sorted((builtin or builtin_dir()).glob("*.md")):
-            self._templates[path.name] = _compile(path.name, path.read_text(encoding="utf-8"), "built-in")
+            source = path.read_text(encoding="utf-8")
+            self._builtin[path.name] = source
+            self._sources[path.name] = (source, "built-in")
         if workspace is not None:
             self._load_overrides(workspace)
 
@@ -181,7 +225,12 @@ class TemplateEngine:
                 if real.stat().st_size > MAX_TEMPLATE_BYTES:
                     raise TemplateError(f"template {path.name}: larger than {MAX_TEMPLATE_BYTES} bytes")
                 source = real.read_text(encoding="utf-8")
-                self._templates[path.name] = _compile(path.name, source, str(OVERRIDE_DIR / path.name))
+                origin = str(OVERRIDE_DIR / path.name)
+                try:
+                    lint(source)
+                except TemplateError as exc:
+                    raise TemplateError(f"template {path.name} ({origin}): {exc}") from None
+                self._sources[path.name] = (source, origin)
             except (TemplateError, OSError, UnicodeDecodeError) as exc:
                 message = str(exc) if isinstance(exc, TemplateError) else f"template {path.name}: {exc}"
                 self.errors.append(f"{message}; using the built-in template")
@@ -189,25 +238,54 @@ class TemplateEngine:
 
     def names(self) -> list[str]:
         """Every template name the engine knows."""
-        return sorted(self._templates)
+        return sorted(self._sources)
 
     def origin(self, name: str) -> str:
         """Where a template came from: "built-in" or its override path."""
         return self._get(name).origin
 
     def _get(self, name: str) -> _Compiled:
+        compiled = self._compiled.get(name)
+        if compiled is not None:
+            return compiled
         try:
-            return self._templates[name]
+            source, origin = self._sources[name]
         except KeyError:
             raise TemplateError(f"unknown template {name!r}") from None
+        try:
+            compiled = _compile(name, source, origin)
+        except TemplateError as exc:
+            if origin == "built-in":
+                raise
+            # An override that lints but does not compile: report it, fall back.
+            self.errors.append(f"{exc}; using the built-in template")
+            log.warning("%s; using the built-in template", exc)
+            self._sources[name] = (self._builtin[name], "built-in")
+            compiled = _compile(name, self._builtin[name], "built-in")
+        self._compiled[name] = compiled
+        return compiled
+
+    def _partials(self) -> dict[str, Callable[..., Any]]:
+        # Partials resolve by file name; compiled when a template first uses them.
+        engine = self
+
+        class Partials(dict[str, Callable[..., Any]]):
+            def __contains__(self, key: object) -> bool:
+                return isinstance(key, str) and key in engine._sources
+
+            def __getitem__(self, key: str) -> Callable[..., Any]:
+                return engine._get(key).render
+
+        return Partials()
 
     def render(self, name: str, context: Mapping[str, Any]) -> str:
         """Render one template; a missing variable raises TemplateError naming it."""
         template = self._get(name)
-        partials = {n: t.render for n, t in self._templates.items()}
         try:
-            return str(template.render(_strict(context), helpers=HELPERS, partials=partials))
+            return str(template.render(_strict(context), helpers=HELPERS, partials=self._partials()))
         except MissingVariable as exc:
             raise TemplateError(f"template {name} ({template.origin}): missing variable {exc.args[0]!r}") from None
+        except TemplateError:
+            raise
         except Exception as exc:
             raise TemplateError(f"template {name} ({template.origin}): {exc}") from None

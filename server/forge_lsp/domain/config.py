@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 DEFAULT_MODEL = "openai/gpt-4o"
+WORKSPACE_FILE = ".forge.toml"
 
 
 @dataclass(frozen=True)

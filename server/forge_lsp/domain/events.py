@@ -66,6 +66,8 @@ class TurnSummary:
     failures: int
     text: str
     error: str | None = None
+    timing: dict[str, float] = field(default_factory=dict, compare=False)
+    """Where the time went (ms); for logs and benchmarks, not part of the result."""
 
     def to_dict(self) -> dict[str, Any]:
         """The wire shape (camelCase keys, as the LSP contract gives it)."""

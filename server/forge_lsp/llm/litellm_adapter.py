@@ -6,6 +6,8 @@ a background thread), never at server start.
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import logging
 import os
 import threading
@@ -30,15 +32,23 @@ def load_litellm() -> Any:
         if _loaded is None:
             os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
             os.environ.setdefault("LITELLM_LOG", "ERROR")
+            # litellm copies the whole history for its own success logging on every request; we register
+            # no litellm callbacks (usage comes from the stream), so that work is pure per-request cost.
+            os.environ.setdefault("MAX_BASE64_LENGTH_FOR_LOGGING", "0")
             import litellm
 
             litellm.suppress_debug_info = True
             litellm.telemetry = False
+            litellm.disable_streaming_logging = True
             providers = [p for p in (litellm.custom_provider_map or []) if p.get("provider") != scripted.PROVIDER]
             litellm.custom_provider_map = [*providers, {"provider": scripted.PROVIDER, "custom_handler": scripted.make_handler()}]
             from litellm.utils import custom_llm_setup
 
             custom_llm_setup()
+            # litellm leaves ~1M long-lived objects; freezing them keeps every later full GC
+            # from walking them again (those pauses otherwise land anywhere in the turn loop).
+            gc.collect()
+            gc.freeze()
             _loaded = litellm
         return _loaded
 
@@ -98,7 +108,8 @@ class LiteLLMModel:
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_text: Callable[[str], None]
     ) -> AssistantReply:
         """Send one request; stream text through on_text; ModelError on failure."""
-        litellm = load_litellm()
+        # The first import takes seconds: do it off the event loop, which keeps serving meanwhile.
+        litellm = _loaded or await asyncio.to_thread(load_litellm)
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "stream": True, "num_retries": 0}
         if tools:
             kwargs["tools"] = tools
@@ -134,6 +145,9 @@ class LiteLLMModel:
                         if tc.function.name and not slot["name"]:
                             slot["name"] = tc.function.name
                         slot["arguments"] += tc.function.arguments or ""
+            # litellm schedules its own success logging (cost, payload) as a task when the stream
+            # ends: let it run now, inside the model call whose cost it is.
+            await asyncio.sleep(0)
         except ModelError:
             raise
         except Exception as exc:  # litellm raises many types; all become ModelError

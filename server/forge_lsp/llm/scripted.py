@@ -51,13 +51,19 @@ class _Cursor:
 CURSOR = _Cursor()
 
 
+_parsed: dict[str, tuple[float, list[dict[str, Any]]]] = {}
+
+
 def load_script(name: str) -> tuple[list[dict[str, Any]], float]:
     """The entries of a builtin or file script, and a stamp that changes with the file."""
     if name in BUILTIN:
         return list(BUILTIN[name]["responses"]), 0.0
     path = Path(name)
     try:
-        stamp = path.stat().st_mtime_ns
+        stamp = float(path.stat().st_mtime_ns)
+        cached = _parsed.get(name)
+        if cached is not None and cached[0] == stamp:
+            return cached[1], stamp
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ScriptError(
@@ -68,7 +74,8 @@ def load_script(name: str) -> tuple[list[dict[str, Any]], float]:
     responses = data.get("responses") if isinstance(data, dict) else None
     if not isinstance(responses, list):
         raise ScriptError(f"scripted model: {name} must hold an object with a 'responses' list")
-    return responses, float(stamp)
+    _parsed[name] = (stamp, responses)
+    return responses, stamp
 
 
 def next_entry(name: str) -> dict[str, Any]:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as t
@@ -14,15 +15,19 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from forge_lsp import __version__
-from forge_lsp.config import WORKSPACE_FILE
+from forge_lsp.domain.config import WORKSPACE_FILE
 from forge_lsp.domain.events import Event, Interrupt, Retry, ToolCallStarted, TurnFinished, TurnStarted, TurnSummary
 from forge_lsp.lsp import convert
 from forge_lsp.lsp.diagnostics import DiagnosticStore
-from forge_lsp.lsp.files import EditorFiles
 from forge_lsp.lsp.protocol import ForgeProtocol, request_id, work_done_token
 from forge_lsp.redact import redact
 from forge_lsp.render import format_event
-from forge_lsp.runtime import TurnInProgress, WorkspaceRuntime
+
+if TYPE_CHECKING:
+    from forge_lsp.runtime import WorkspaceRuntime
+
+# The runtime (config, templates, tools, state) is imported on first use, not at start:
+# initialize must answer as fast as a bare pygls server.
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +122,9 @@ class ForgeLanguageServer(LanguageServer):
             root = max(inside, key=lambda r: len(r.parts))
         key = root.resolve()
         if key not in self.runtimes:
+            from forge_lsp.lsp.files import EditorFiles
+            from forge_lsp.runtime import WorkspaceRuntime
+
             runtime = WorkspaceRuntime(key, files=EditorFiles(self), ask=self.ask_user)
             runtime.loader.set_editor(self.editor_settings)
             runtime.reload_config()
@@ -283,6 +291,9 @@ class ForgeLanguageServer(LanguageServer):
                 self.progress_tokens.pop(token, None)
         if token is not None:
             self.work_done_progress.end(token, t.WorkDoneProgressEnd(message=summary.status.value))
+        if summary.timing:
+            timing = ", ".join(f"{k} {v:.1f}" for k, v in summary.timing.items())
+            self.log(f"turn {summary.turn_id} timing: {timing}", t.MessageType.Info)
         if summary.reason is not None:
             self.spawn(self.offer_continue(runtime, summary))
         return summary
@@ -347,7 +358,12 @@ def create_server() -> ForgeLanguageServer:
                 ls.runtime_for(root.as_uri())
             except Exception as exc:
                 ls.log(f"cannot open workspace {root}: {exc}", t.MessageType.Error)
-        warm_up()
+        # Templates compile in the background so the first turn does not wait for pybars3.
+        for runtime in list(ls.runtimes.values()):
+            asyncio.get_running_loop().run_in_executor(None, runtime.preload_templates)
+        # litellm costs seconds and ~150 MB: an idle server stays small unless asked to preload.
+        if os.environ.get("FORGE_LSP_PRELOAD") == "1":
+            warm_up()
 
     @server.feature(t.SHUTDOWN)
     def shutdown(ls: ForgeLanguageServer, params: None) -> None:
@@ -395,6 +411,8 @@ def create_server() -> ForgeLanguageServer:
                 f"a Forge turn is already running in {runtime.root} ({runtime.turn_id}); cancel it with forge.cancel first"
             )
         prompt = with_selection(ls, runtime, prompt, uri, arg.get("range"))
+        from forge_lsp.runtime import TurnInProgress
+
         try:
             summary = await ls.run_turn(runtime, prompt, model, request_id.get())
         except TurnInProgress as exc:
@@ -423,6 +441,8 @@ def create_server() -> ForgeLanguageServer:
     async def forge_new_conversation(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
         await ls.wait_configured()
         arg = object_argument(args, "forge.newConversation")
+        from forge_lsp.runtime import TurnInProgress
+
         try:
             return {"conversationId": ls.runtime_for(arg.get("uri")).new_conversation()}
         except TurnInProgress as exc:

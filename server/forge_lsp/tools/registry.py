@@ -115,6 +115,8 @@ class ToolRegistry:
         if tool.name == "shell":
             timeout = ctx.config.shell_timeout() + 10  # the shell tool times out (and kills) first
         try:
-            return await asyncio.wait_for(tool.run(args, ctx), timeout)
+            # asyncio.timeout, not wait_for: no extra task, so a tool that never blocks never yields.
+            async with asyncio.timeout(timeout):
+                return await tool.run(args, ctx)
         except TimeoutError:
             raise ToolFailure(f"{call.name} timed out after {timeout} s (tool_timeout_secs)") from None

@@ -1,0 +1,98 @@
+"""A minimal LSP client over stdio for benchmarks: no framework cost on the measuring side."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import IO, Any
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of a process, in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+class RawClient:
+    """Starts a server and speaks JSON-RPC to it; answers server requests with null (or settings)."""
+
+    def __init__(self, cmd: list[str], cwd: Path | None = None, settings: dict[str, Any] | None = None) -> None:
+        env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+        self.started = time.perf_counter()
+        self.proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=cwd, env=env
+        )
+        self.settings = settings
+        self.next_id = 0
+        self.notifications: dict[str, int] = {}
+        self.logs: list[str] = []
+
+    def _send(self, message: dict[str, Any]) -> None:
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+        stdin: IO[bytes] = self.proc.stdin  # type: ignore[assignment]
+        stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        stdin.flush()
+
+    def _read(self) -> dict[str, Any]:
+        stdout: IO[bytes] = self.proc.stdout  # type: ignore[assignment]
+        length = 0
+        while True:
+            line = stdout.readline()
+            if not line:
+                raise EOFError("server closed its stdout")
+            if line in (b"\r\n", b"\n"):
+                break
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        return json.loads(stdout.read(length))  # type: ignore[no-any-return]
+
+    def notify(self, method: str, params: Any) -> None:
+        self._send({"method": method, "params": params})
+
+    def request(self, method: str, params: Any) -> Any:
+        self.next_id += 1
+        rid = self.next_id
+        self._send({"id": rid, "method": method, "params": params})
+        while True:
+            msg = self._read()
+            if "method" in msg and "id" in msg:  # a request from the server
+                result: Any = None
+                if msg["method"] == "workspace/configuration":
+                    result = [self.settings for _ in msg["params"]["items"]]
+                self._send({"id": msg["id"], "result": result})
+            elif "method" in msg:
+                self.notifications[msg["method"]] = self.notifications.get(msg["method"], 0) + 1
+                if msg["method"] == "window/logMessage":
+                    self.logs.append(msg["params"]["message"])
+            elif msg.get("id") == rid:
+                if "error" in msg:
+                    raise RuntimeError(msg["error"])
+                return msg.get("result")
+
+    def initialize(self, root: Path) -> float:
+        """Send initialize; returns seconds from process start to the result."""
+        uri = root.as_uri()
+        self.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": uri,
+                "workspaceFolders": [{"uri": uri, "name": root.name}],
+                "capabilities": {"window": {"workDoneProgress": True}, "workspace": {"configuration": True}},
+            },
+        )
+        return time.perf_counter() - self.started
+
+    def close(self) -> None:
+        try:
+            self.request("shutdown", None)
+            self.notify("exit", None)
+            self.proc.wait(10)
+        except Exception:
+            self.proc.kill()
+            self.proc.wait()

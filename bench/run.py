@@ -1,0 +1,279 @@
+"""forge-lsp benchmarks. Each figure is printed with a ratio against a baseline measured in the same run.
+
+python bench/run.py            # all of them, and BENCHMARKS.md is rewritten
+python bench/run.py --quick    # smaller sizes, for a smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import timeit
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from lspclient import RawClient, rss_mb  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+FORGE = [sys.executable, "-m", "forge_lsp"]
+BARE = [sys.executable, str(ROOT / "bench" / "bare_server.py")]
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+
+Row = tuple[str, str, str, str, str]
+rows: list[Row] = []
+
+
+def report(name: str, value: str, baseline: str, ratio: float, target: str) -> None:
+    rows.append((name, value, baseline, f"{ratio:.2f}×", target))
+    print(f"{name}: {value} vs {baseline} -> ratio {ratio:.2f} (target {target})", flush=True)
+
+
+def workspace(model: str = "scripted/script.json", extra: str = "") -> Path:
+    root = Path(tempfile.mkdtemp(prefix="forge-bench-"))
+    (root / ".forge.toml").write_text(f'model = "{model}"\n{extra}')
+    return root
+
+
+def cold_start(runs: int) -> None:
+    ws = workspace()
+    results: dict[str, float] = {}
+    servers = {"forge-lsp": FORGE, "bare pygls": BARE}
+    if shutil.which("jedi-language-server"):
+        servers["jedi-language-server"] = [shutil.which("jedi-language-server") or ""]
+    for name, cmd in servers.items():
+        times = []
+        for _ in range(runs):
+            client = RawClient(cmd, settings={})
+            times.append(client.initialize(ws))
+            client.close()
+        results[name] = statistics.median(times)
+    base = results["bare pygls"]
+    report(
+        "cold start to initialize result",
+        f"{results['forge-lsp'] * 1000:.0f} ms",
+        f"bare pygls {base * 1000:.0f} ms",
+        results["forge-lsp"] / base,
+        "≤ 1.3×",
+    )
+    if "jedi-language-server" in results:
+        jedi = results["jedi-language-server"]
+        report(
+            "cold start vs jedi-language-server",
+            f"{results['forge-lsp'] * 1000:.0f} ms",
+            f"jedi {jedi * 1000:.0f} ms",
+            results["forge-lsp"] / jedi,
+            "info",
+        )
+
+
+def memory() -> None:
+    ws = workspace("scripted/echo")
+    sizes = {}
+    for name, cmd in {"forge-lsp": FORGE, "bare pygls": BARE}.items():
+        client = RawClient(cmd, settings={})
+        client.initialize(ws)
+        client.notify("initialized", {})
+        time.sleep(1.5)
+        sizes[name] = rss_mb(client.proc.pid)
+        if name == "forge-lsp":
+            client.request("workspace/executeCommand", {"command": "forge.run", "arguments": [{"prompt": "hi"}]})
+            sizes["after a turn"] = rss_mb(client.proc.pid)
+        client.close()
+    base = sizes["bare pygls"]
+    report(
+        "idle RSS after initialize (litellm not loaded)",
+        f"{sizes['forge-lsp']:.1f} MB",
+        f"bare pygls {base:.1f} MB",
+        sizes["forge-lsp"] / base,
+        "≤ 60 MB",
+    )
+    report(
+        "RSS after one turn (litellm loaded)",
+        f"{sizes['after a turn']:.1f} MB",
+        f"bare pygls {base:.1f} MB",
+        sizes["after a turn"] / base,
+        "info",
+    )
+
+
+def tool_turn_script(ws: Path, calls: int) -> None:
+    # The first turn only warms the server up (litellm's import is not the orchestrator's cost).
+    responses: list[dict[str, Any]] = [{"text": "warm"}]
+    responses += [
+        {"tool_calls": [{"name": "todo_write", "arguments": {"todos": [{"content": f"step {i}", "status": "completed"}]}}]}
+        for i in range(calls)
+    ]
+    responses.append({"text": "done"})
+    (ws / "script.json").write_text(json.dumps({"responses": responses}))
+
+
+def run_turn(ws: Path, cmd: list[str] = FORGE) -> dict[str, float]:
+    client = RawClient(cmd, settings={})
+    client.initialize(ws)
+    client.notify("initialized", {})
+    client.request("workspace/executeCommand", {"command": "forge.run", "arguments": [{"prompt": "warm up"}]})
+    client.logs.clear()
+    result = client.request("workspace/executeCommand", {"command": "forge.run", "arguments": [{"prompt": "go"}]})
+    client.close()
+    assert result["status"] == "completed", result
+    line = next(m for m in client.logs if " timing: " in m)
+    timing = dict((k, float(v)) for k, v in (part.split() for part in line.split(" timing: ")[1].split(", ")))
+    timing["calls"] = result["toolCalls"]
+    timing["requests"] = result["requests"]
+    timing["notifications"] = sum(client.notifications.values())
+    return timing
+
+
+def orchestrator_overhead(calls: int) -> None:
+    ws = workspace(extra="max_requests_per_turn = 100000\n")
+    tool_turn_script(ws, calls)
+    t = run_turn(ws)
+    per_call = t["overheadMs"] / t["calls"]
+    model = t["modelMs"] / t["requests"]
+    report(
+        f"orchestrator overhead per tool call ({calls} calls, LSP progress + notifications on)",
+        f"{per_call:.3f} ms",
+        f"scripted litellm request {model:.2f} ms",
+        per_call / model,
+        "≤ 1 ms per call",
+    )
+
+
+def history_growth(sizes: list[int], calls: int) -> None:
+    from forge_lsp.domain.messages import ChatMessage
+    from forge_lsp.state import StateStore
+
+    per: dict[int, tuple[float, float]] = {}
+    for size in sizes:
+        ws = workspace(extra="max_requests_per_turn = 100000\n")
+        store = StateStore(ws)
+        cid = store.current_conversation()
+        for i in range(size // 2):
+            store.append(cid, "old", ChatMessage("user", f"question {i} " + "x" * 200))
+            store.append(cid, "old", ChatMessage("assistant", f"answer {i} " + "y" * 200))
+        store.close()
+        tool_turn_script(ws, calls)
+        t = run_turn(ws)
+        per[size] = (t["overheadMs"] / t["calls"], t["modelMs"] / t["requests"])
+    first = sizes[0]
+    for size in sizes:
+        overhead, model = per[size]
+        report(
+            f"per-call cost with {size} messages of history",
+            f"overhead {overhead:.3f} ms, model call {model:.2f} ms",
+            f"{first} messages: overhead {per[first][0]:.3f} ms, model {per[first][1]:.2f} ms",
+            (overhead + model) / sum(per[first]),
+            f"linear (≤ {size / first:.0f}× for {size / first:.0f}× history)",
+        )
+
+
+def templates() -> None:
+    import pybars  # type: ignore[import-untyped]
+
+    from forge_lsp.templates import RETRY_MESSAGE, TemplateEngine, builtin_dir, unescape_all
+
+    engine = TemplateEngine()
+    ctx = {"attempts_left": 2, "allowed_max_attempts": 3}
+    source = unescape_all((builtin_dir() / RETRY_MESSAGE).read_text())
+    n = 2000
+    once = min(timeit.repeat(lambda: engine.render(RETRY_MESSAGE, ctx), number=n, repeat=3)) / n
+    # pybars3's own compile, every time (no cache): what rendering would cost without compile-once.
+    every = min(timeit.repeat(lambda: pybars.Compiler().compile(source)(ctx), number=20, repeat=3)) / 20
+    report(
+        "retry notice render, compiled once",
+        f"{once * 1e6:.1f} µs",
+        f"compile every time {every * 1e6:.0f} µs",
+        once / every,
+        "≪ 1",
+    )
+
+
+def search(files: int) -> None:
+    from forge_lsp.domain.config import ForgeConfig
+    from forge_lsp.domain.messages import ToolCall
+    from forge_lsp.tools.base import ToolContext
+    from forge_lsp.tools.fs_search import rg_binary
+    from forge_lsp.tools.registry import ToolRegistry
+    from forge_lsp.tools.workspace import Workspace
+
+    root = Path(tempfile.mkdtemp(prefix="forge-bench-tree-"))
+    for i in range(files):
+        folder = root / f"d{i // 1000:03d}" / f"e{(i // 50) % 20:02d}"
+        if i % 50 == 0:
+            folder.mkdir(parents=True, exist_ok=True)
+        body = f"def f{i}():\n    return {i}\n" + ("# needle here\n" if i % 97 == 0 else "")
+        (folder / f"m{i}.py").write_text(body)
+    ctx = ToolContext(Workspace(root), ForgeConfig())
+    registry = ToolRegistry()
+    call = ToolCall("s", "fs_search", json.dumps({"pattern": "needle", "output_mode": "files_with_matches", "head_limit": 1000}))
+
+    def ours() -> None:
+        result, _ = asyncio.run(registry.call(call, ctx))
+        assert not result.is_error and "m0.py" in result.output
+
+    def plain() -> None:
+        subprocess.run([rg_binary(), "--files-with-matches", "needle"], cwd=root, capture_output=True, check=True)
+
+    ours()
+    plain()
+    t_ours = statistics.median(timed(ours) for _ in range(5))
+    t_plain = statistics.median(timed(plain) for _ in range(5))
+    report(
+        f"fs_search over {files} files",
+        f"{t_ours * 1000:.0f} ms",
+        f"plain rg {t_plain * 1000:.0f} ms",
+        t_ours / t_plain,
+        "≤ 1.5×",
+    )
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def timed(fn: Callable[[], None]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def write_markdown(path: Path) -> None:
+    lines = [
+        "# Benchmarks",
+        "",
+        f"Written by `python bench/run.py` on {time.strftime('%Y-%m-%d')} ({os.cpu_count()} cores, Python {sys.version.split()[0]}).",
+        "Every figure is measured against a baseline in the same run.",
+        "",
+        "| benchmark | forge-lsp | baseline | ratio | target |",
+        "| --- | --- | --- | --- | --- |",
+        *(f"| {a} | {b} | {c} | {d} | {e} |" for a, b, c, d, e in rows),
+        "",
+    ]
+    path.write_text("\n".join(lines))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run); BENCHMARKS.md is left alone")
+    args = parser.parse_args()
+    q = args.quick
+    cold_start(3 if q else 7)
+    memory()
+    templates()
+    orchestrator_overhead(100 if q else 1000)
+    history_growth([100, 1000] if q else [100, 1000, 5000], 20 if q else 100)
+    search(2000 if q else 100_000)
+    if not q:
+        write_markdown(ROOT / "BENCHMARKS.md")
+
+
+if __name__ == "__main__":
+    main()
