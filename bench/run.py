@@ -21,9 +21,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from lspclient import RawClient, rss_mb  # noqa: E402
+from support.rawlsp import RawClient, rss_mb  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 FORGE = [sys.executable, "-m", "forge_lsp"]

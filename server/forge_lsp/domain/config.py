@@ -52,6 +52,7 @@ class ForgeConfig:
     max_tool_failure_per_turn: int = 3
     max_requests_per_turn: int = 100
     tool_timeout_secs: int = 300
+    request_timeout_secs: int = 300
     temperature: float | None = None
     max_tokens: int | None = None
     max_read_lines: int = 2000
@@ -147,6 +148,7 @@ TOP_KEYS: dict[str, Check] = {
     "max_tool_failure_per_turn": _int(0),
     "max_requests_per_turn": _int(1),
     "tool_timeout_secs": _int(1),
+    "request_timeout_secs": _int(1),
     "temperature": _float(0.0),
     "max_tokens": _int(1),
     "max_read_lines": _int(1),

@@ -119,7 +119,9 @@ class LiteLLMModel:
             kwargs["temperature"] = self.config.temperature
         if self.config.max_tokens is not None:
             kwargs["max_tokens"] = self.config.max_tokens
-        kwargs["timeout"] = float(self.config.tool_timeout_secs)
+        kwargs["timeout"] = float(self.config.request_timeout_secs)
+        # Retries are ours (each one an llmRetry event); the OpenAI SDK must not retry behind our back.
+        kwargs["max_retries"] = 0
         text: list[str] = []
         calls: dict[int, dict[str, str]] = {}
         finish: str | None = None

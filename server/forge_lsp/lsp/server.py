@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 from collections.abc import Coroutine
@@ -20,7 +21,7 @@ from forge_lsp.domain.events import Event, Interrupt, Retry, ToolCallStarted, Tu
 from forge_lsp.lsp import convert
 from forge_lsp.lsp.diagnostics import DiagnosticStore
 from forge_lsp.lsp.protocol import ForgeProtocol, request_id, work_done_token
-from forge_lsp.redact import redact
+from forge_lsp.redact import redact, secret_values
 from forge_lsp.render import format_event
 
 if TYPE_CHECKING:
@@ -301,6 +302,8 @@ class ForgeLanguageServer(LanguageServer):
     def on_event(self, runtime: WorkspaceRuntime, event: Event, token: str | int | None) -> None:
         """One turn event -> forge/event, logMessage, progress, diagnostics, showMessage."""
         payload = event.to_dict()
+        if secret_values():  # tool output may echo a secret from the environment: not to the client
+            payload = json.loads(redact(json.dumps(payload)))
         self.protocol.notify(EVENT_NOTIFICATION, payload)
         line = format_event(payload)
         if line is not None:

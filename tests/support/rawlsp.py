@@ -1,4 +1,4 @@
-"""A minimal LSP client over stdio for benchmarks: no framework cost on the measuring side."""
+"""A minimal LSP client over stdio (benchmarks, kill -9 and load tests): no framework, full control."""
 
 from __future__ import annotations
 
@@ -21,8 +21,10 @@ def rss_mb(pid: int) -> float:
 class RawClient:
     """Starts a server and speaks JSON-RPC to it; answers server requests with null (or settings)."""
 
-    def __init__(self, cmd: list[str], cwd: Path | None = None, settings: dict[str, Any] | None = None) -> None:
-        env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    def __init__(
+        self, cmd: list[str], cwd: Path | None = None, settings: dict[str, Any] | None = None, env: dict[str, str] | None = None
+    ) -> None:
+        env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(env or {})}
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(
             cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=cwd, env=env
@@ -31,6 +33,7 @@ class RawClient:
         self.next_id = 0
         self.notifications: dict[str, int] = {}
         self.logs: list[str] = []
+        self.events: list[dict[str, Any]] = []
 
     def _send(self, message: dict[str, Any]) -> None:
         body = json.dumps({"jsonrpc": "2.0", **message}).encode()
@@ -54,21 +57,39 @@ class RawClient:
     def notify(self, method: str, params: Any) -> None:
         self._send({"method": method, "params": params})
 
-    def request(self, method: str, params: Any) -> Any:
+    def send_request(self, method: str, params: Any) -> int:
+        """Send a request without waiting; returns its id."""
         self.next_id += 1
-        rid = self.next_id
-        self._send({"id": rid, "method": method, "params": params})
+        self._send({"id": self.next_id, "method": method, "params": params})
+        return self.next_id
+
+    def request(self, method: str, params: Any) -> Any:
+        return self.wait_response(self.send_request(method, params))
+
+    def read_until(self, predicate: Any) -> None:
+        """Handle incoming messages until predicate(message) is true."""
+        while not predicate(self._handle(self._read())):
+            pass
+
+    def _handle(self, msg: dict[str, Any]) -> dict[str, Any]:
+        if "method" in msg and "id" in msg:  # a request from the server
+            result: Any = None
+            if msg["method"] == "workspace/configuration":
+                result = [self.settings for _ in msg["params"]["items"]]
+            self._send({"id": msg["id"], "result": result})
+        elif "method" in msg:
+            self.notifications[msg["method"]] = self.notifications.get(msg["method"], 0) + 1
+            if msg["method"] == "window/logMessage":
+                self.logs.append(msg["params"]["message"])
+            elif msg["method"] == "forge/event":
+                self.events.append(msg["params"])
+        return msg
+
+    def wait_response(self, rid: int) -> Any:
         while True:
             msg = self._read()
-            if "method" in msg and "id" in msg:  # a request from the server
-                result: Any = None
-                if msg["method"] == "workspace/configuration":
-                    result = [self.settings for _ in msg["params"]["items"]]
-                self._send({"id": msg["id"], "result": result})
-            elif "method" in msg:
-                self.notifications[msg["method"]] = self.notifications.get(msg["method"], 0) + 1
-                if msg["method"] == "window/logMessage":
-                    self.logs.append(msg["params"]["message"])
+            if "method" in msg:
+                self._handle(msg)
             elif msg.get("id") == rid:
                 if "error" in msg:
                     raise RuntimeError(msg["error"])

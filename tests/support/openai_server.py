@@ -1,0 +1,144 @@
+"""A loopback OpenAI-compatible server for tests: scripted behaviours, SSE streaming, faults."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class OpenAIStub:
+    """Serves /v1/chat/completions on 127.0.0.1; each request takes the next behaviour.
+
+    Behaviours: {"text": str} | {"tool": name, "arguments": str} | {"status": int, "headers": {...},
+    "body": {...}} | {"reset": True} | {"hang": seconds} | {"empty": True}. Past the end: text "done".
+    """
+
+    def __init__(self, behaviours: list[dict[str, Any]]) -> None:
+        self.behaviours = list(behaviours)
+        self.requests: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                with stub.lock:
+                    stub.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
+                    behaviour = stub.behaviours.pop(0) if stub.behaviours else {"text": "done"}
+                stub.respond(self, body, behaviour)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_port}/v1"
+
+    def __enter__(self) -> OpenAIStub:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def respond(self, h: BaseHTTPRequestHandler, body: dict[str, Any], b: dict[str, Any]) -> None:
+        if b.get("reset"):
+            h.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            h.connection.close()
+            return
+        if "hang" in b:
+            time.sleep(float(b["hang"]))
+        if "status" in b:
+            payload = json.dumps(b.get("body") or {"error": {"message": f"stub error {b['status']}", "type": "stub"}}).encode()
+            h.send_response(int(b["status"]))
+            for k, v in (b.get("headers") or {}).items():
+                h.send_header(k, str(v))
+            h.send_header("Content-Type", "application/json")
+            h.send_header("Content-Length", str(len(payload)))
+            h.end_headers()
+            h.wfile.write(payload)
+            return
+        model = body.get("model", "stub")
+        if body.get("stream"):
+            self._stream(h, model, b)
+        else:
+            self._whole(h, model, b)
+
+    @staticmethod
+    def _chunk(model: str, delta: dict[str, Any], finish: str | None = None, usage: dict[str, int] | None = None) -> bytes:
+        data: dict[str, Any] = {
+            "id": "chatcmpl-stub",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+        if usage:
+            data["usage"] = usage
+        return f"data: {json.dumps(data)}\n\n".encode()
+
+    def _stream(self, h: BaseHTTPRequestHandler, model: str, b: dict[str, Any]) -> None:
+        h.send_response(200)
+        h.send_header("Content-Type", "text/event-stream")
+        h.send_header("Connection", "close")
+        h.end_headers()
+        chunks = [self._chunk(model, {"role": "assistant", "content": ""})]
+        if "text" in b:
+            for word in b["text"].split(" "):
+                chunks.append(self._chunk(model, {"content": word + " "}))
+            finish = "stop"
+        elif "tool" in b:
+            args = b["arguments"]
+            half = len(args) // 2
+            call0 = {
+                "index": 0,
+                "id": "call_stub1",
+                "type": "function",
+                "function": {"name": b["tool"], "arguments": args[:half]},
+            }
+            chunks.append(self._chunk(model, {"tool_calls": [call0]}))
+            chunks.append(self._chunk(model, {"tool_calls": [{"index": 0, "function": {"arguments": args[half:]}}]}))
+            finish = "tool_calls"
+        else:  # empty: no content, no tool call
+            finish = "stop"
+        chunks.append(self._chunk(model, {}, finish, {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}))
+        chunks.append(b"data: [DONE]\n\n")
+        for c in chunks:
+            h.wfile.write(c)
+            h.wfile.flush()
+        h.close_connection = True
+
+    @staticmethod
+    def _whole(h: BaseHTTPRequestHandler, model: str, b: dict[str, Any]) -> None:
+        message: dict[str, Any] = {"role": "assistant", "content": b.get("text")}
+        if "tool" in b:
+            message["tool_calls"] = [
+                {"id": "call_stub1", "type": "function", "function": {"name": b["tool"], "arguments": b["arguments"]}}
+            ]
+        payload = json.dumps(
+            {
+                "id": "chatcmpl-stub",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if "tool" in b else "stop"}],
+                "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+            }
+        ).encode()
+        h.send_response(200)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", str(len(payload)))
+        h.end_headers()
+        h.wfile.write(payload)
