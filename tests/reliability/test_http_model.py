@@ -10,6 +10,7 @@ import pytest
 
 from forge_lsp.domain.events import Event
 from forge_lsp.runtime import WorkspaceRuntime
+
 from support.openai_server import OpenAIStub
 
 pytestmark = pytest.mark.timeout(90)

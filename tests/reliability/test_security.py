@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from forge_lsp.config import ConfigLoader
+
 from support.rawlsp import RawClient
 
 SECRET = "sk-live-DO-NOT-LEAK-4242424242"
