@@ -109,7 +109,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         host, port = args.tcp
         server.start_tcp(host, int(port))
     else:
-        server.start_io()
+        # stdout is the LSP channel: the server writes to the real one, and anything else that
+        # prints (a library's stray print) goes to stderr instead of corrupting the protocol.
+        channel = sys.stdout.buffer
+        sys.stdout = sys.stderr
+        server.start_io(sys.stdin.buffer, channel)
     return 0
 
 

@@ -306,8 +306,7 @@ class ForgeLanguageServer(LanguageServer):
             payload = json.loads(redact(json.dumps(payload)))
         self.protocol.notify(EVENT_NOTIFICATION, payload)
         line = format_event(payload)
-        if line is not None:
-            self.log(line)
+        self.log(line if line is not None else f"  assistant: {payload.get('text', '')}")
         transcript = runtime.transcript
         transcript_uri = transcript.path.as_uri() if transcript else None
         if isinstance(event, TurnStarted):
