@@ -203,7 +203,9 @@ class WorkspaceRuntime:
             raise ValueError(f"prompt is {len(prompt)} characters, over the {MAX_PROMPT_CHARS}-character limit")
         turn_id = turn_id or time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:8]
         config = self.config
-        ctx = ToolContext(self.workspace, config, self.files, self.snapshots, self.todos, self._confirm)
+        ctx = ToolContext(
+            self.workspace, config, self.files, self.snapshots, self.todos, self._confirm, watch=self.store.watch_process
+        )
         tools = BoundTools(self.registry, ctx)
         llm = LiteLLMModel(config, self.root, model)
         conversation = self.store.current_conversation()

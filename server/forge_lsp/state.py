@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from forge_lsp.domain.messages import ChatMessage
+from forge_lsp.tools.process import kill_orphan, start_time
 
 STATE_DIR = ".forge"
 STATE_FILE = "state.sqlite3"
@@ -36,6 +38,7 @@ CREATE TABLE IF NOT EXISTS turns (
   ended REAL
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS processes (pid INTEGER PRIMARY KEY, started TEXT NOT NULL, server INTEGER NOT NULL);
 """
 
 
@@ -61,6 +64,26 @@ class StateStore:
         self._db.executescript(SCHEMA)
         # A turn that was running when the last server died ended then.
         self._db.execute("UPDATE turns SET status='failed', ended=? WHERE status='running'", (time.time(),))
+        self.reaped = self._reap_orphans()
+
+    def _reap_orphans(self) -> int:
+        """Kill the process groups (shell commands) that a server killed mid-turn left running."""
+        killed = 0
+        rows = self._db.execute("SELECT pid, started, server FROM processes").fetchall()
+        for pid, started, server in rows:
+            if server != os.getpid() and start_time(server) is None:
+                killed += kill_orphan(int(pid), str(started))
+                self._db.execute("DELETE FROM processes WHERE pid=?", (pid,))
+        return killed
+
+    def watch_process(self, pid: int, running: bool) -> None:
+        """Record a child process group while it runs (see _reap_orphans)."""
+        if running:
+            started = start_time(pid)
+            if started is not None:
+                self._run("INSERT OR REPLACE INTO processes (pid, started, server) VALUES (?, ?, ?)", (pid, started, os.getpid()))
+        else:
+            self._run("DELETE FROM processes WHERE pid=?", (pid,))
 
     def close(self) -> None:
         """Close the database."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -26,6 +27,13 @@ def start(ws: Path, env: dict[str, str] | None = None) -> RawClient:
     client.initialize(ws)
     client.notify("initialized", {})
     return client
+
+
+def alive(pid: int) -> bool:
+    try:
+        return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
 
 
 def children(pid: int) -> list[int]:
@@ -55,6 +63,10 @@ def test_kill_9_mid_turn_then_a_new_server_resumes_everything(workspace: Path) -
         client.proc.send_signal(signal.SIGKILL)
         client.proc.wait()
         turn_id = client.events[0]["turnId"]
+        db = sqlite3.connect(workspace / ".forge" / "state.sqlite3")
+        (orphan,) = [pid for (pid,) in db.execute("SELECT pid FROM processes")]
+        db.close()
+        assert alive(orphan)  # the shell command outlived its server
         transcript = (workspace / ".forge" / "transcripts" / f"{turn_id}.md").read_text()
         assert transcript.endswith("\n") and "first-result" in transcript  # whole entries only
 
@@ -74,7 +86,7 @@ def test_kill_9_mid_turn_then_a_new_server_resumes_everything(workspace: Path) -
     store = StateStore(workspace)
     assert store.turn_status(turn_id) == "failed"
     store.close()
-    os.system("pkill -f 'sleep 60' >/dev/null 2>&1")  # noqa: S605, S607 - the orphan of the killed server
+    assert not alive(orphan)  # the new server killed what the dead one left running
 
 
 def test_two_workspaces_never_see_each_others_state(tmp_path: Path) -> None:

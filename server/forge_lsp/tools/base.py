@@ -114,6 +114,8 @@ class ToolContext:
     todos: list[dict[str, str]] = field(default_factory=list)
     confirm: Confirm = _deny
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    watch: Callable[[int, bool], None] = field(default=lambda _pid, _running: None)
+    """Told about child process groups, so a restarted server can kill what a dead one left."""
 
     async def read_file(self, path: Path, max_bytes: int | None = None) -> str:
         """A workspace file's text (the editor's buffer when open); refuses binary and huge files."""

@@ -63,7 +63,7 @@ async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
     target = ctx.workspace.resolve(args.get("path") or ".")
     rel = ctx.workspace.relative(target)
     argv = rg_args(args, rel)
-    done = await run_process(argv, ctx.workspace.root, ctx.env, ctx.config.tool_timeout_secs)
+    done = await run_process(argv, ctx.workspace.root, ctx.env, ctx.config.tool_timeout_secs, watch=ctx.watch)
     if done.timed_out:
         raise ToolFailure(f"search timed out after {ctx.config.tool_timeout_secs} s")
     if done.exit_code == 1:

@@ -5,9 +5,36 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+Watch = Callable[[int, bool], None]
+"""Told (pid, True) when a process group starts and (pid, False) when it is gone."""
+
+
+def _ignore(_pid: int, _running: bool) -> None:
+    pass
+
+
+def start_time(pid: int) -> str | None:
+    """The kernel's start time of a process (tells a reused pid apart), or None if it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def kill_orphan(pid: int, started: str) -> bool:
+    """Kill a process group left by a server that died, if that very process still runs."""
+    if start_time(pid) != started:
+        return False
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -36,6 +63,7 @@ async def run_process(
     env: Mapping[str, str],
     timeout: float,
     max_bytes: int = 8 * 1024 * 1024,
+    watch: Watch = _ignore,
 ) -> Completed:
     """Run argv (a list, or a shell command string) and wait, at most timeout seconds.
 
@@ -75,6 +103,14 @@ async def run_process(
             size += len(chunk)
         return b"".join(chunks)
 
+    watch(proc.pid, True)
+    try:
+        return await _wait(proc, drain, timeout)
+    finally:
+        watch(proc.pid, False)
+
+
+async def _wait(proc: asyncio.subprocess.Process, drain: Callable[..., Any], timeout: float) -> Completed:
     out_task = asyncio.ensure_future(drain(proc.stdout))
     err_task = asyncio.ensure_future(drain(proc.stderr))
     try:

@@ -52,7 +52,7 @@ async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in extra.items()):
         raise ToolFailure("env must map names to string values")
     timeout = ctx.config.shell_timeout()
-    done = await run_process(command, cwd, {**ctx.env, **extra}, timeout)
+    done = await run_process(command, cwd, {**ctx.env, **extra}, timeout, watch=ctx.watch)
     cfg = ctx.config
     out = truncate(done.stdout, cfg.max_stdout_prefix_lines, cfg.max_stdout_suffix_lines, cfg.max_stdout_line_chars)
     err = truncate(done.stderr, cfg.max_stdout_prefix_lines, cfg.max_stdout_suffix_lines, cfg.max_stdout_line_chars)
