@@ -46,6 +46,20 @@ async def until(condition: Any, timeout: float = 30.0) -> None:
         await asyncio.sleep(0.02)
 
 
+def open_document(client: LanguageClient, path: Path) -> None:
+    client.text_document_did_open(
+        t.DidOpenTextDocumentParams(
+            text_document=t.TextDocumentItem(uri=path.as_uri(), language_id="python", version=1, text=path.read_text())
+        )
+    )
+
+
+def config_changed(client: LanguageClient, path: Path) -> None:
+    client.workspace_did_change_watched_files(
+        t.DidChangeWatchedFilesParams(changes=[t.FileEvent(uri=path.as_uri(), type=t.FileChangeType.Changed)])
+    )
+
+
 def transcript_uri(ws: Path, turn_id: str) -> str:
     return (ws / ".forge" / "transcripts" / f"{turn_id}.md").as_uri()
 
@@ -224,18 +238,14 @@ async def test_workspace_config_sources_and_bad_config_diagnostic(client: Langua
     assert shown["max_tool_failure_per_turn"] == {"value": 3, "source": "default"}
     config = ws / ".forge.toml"
     config.write_text('model = "scripted/script.json"\nmax_tool_failure_per_turn = "many"\n')
-    client.workspace_did_change_watched_files(
-        t.DidChangeWatchedFilesParams(changes=[t.FileEvent(uri=config.as_uri(), type=t.FileChangeType.Changed)])
-    )
+    config_changed(client, config)
     await until(lambda: client.diagnostics.get(config.as_uri()))
     (diag,) = client.diagnostics[config.as_uri()]
     assert diag.range.start.line == 1 and "max_tool_failure_per_turn" in diag.message
     assert diag.severity == t.DiagnosticSeverity.Error
     assert (await command(client, "forge.showConfig", {}))["model"]["source"] == "workspace"
     config.write_text('model = "scripted/script.json"\nmax_tool_failure_per_turn = 2\n')
-    client.workspace_did_change_watched_files(
-        t.DidChangeWatchedFilesParams(changes=[t.FileEvent(uri=config.as_uri(), type=t.FileChangeType.Changed)])
-    )
+    config_changed(client, config)
     await until(lambda: not client.diagnostics.get(config.as_uri()))
     assert (await command(client, "forge.showConfig", {}))["max_tool_failure_per_turn"] == {"value": 2, "source": "workspace"}
     assert any(r.method == t.WORKSPACE_DID_CHANGE_WATCHED_FILES for r in client.registrations)  # type: ignore[attr-defined]
@@ -261,11 +271,7 @@ async def test_initialization_options_are_editor_settings(client: LanguageClient
 async def test_edit_to_open_document_goes_through_apply_edit(client: LanguageClient, ws: Path) -> None:
     src = ws / "open.py"
     src.write_text("x = 1\n")
-    client.text_document_did_open(
-        t.DidOpenTextDocumentParams(
-            text_document=t.TextDocumentItem(uri=src.as_uri(), language_id="python", version=1, text="x = 1\n")
-        )
-    )
+    open_document(client, src)
     closed = ws / "closed.py"
     closed.write_text("y = 1\n")
     patch = [
@@ -285,11 +291,7 @@ async def test_edit_to_open_document_goes_through_apply_edit(client: LanguageCli
 async def test_refused_apply_edit_is_a_tool_failure(client: LanguageClient, ws: Path) -> None:
     src = ws / "open.py"
     src.write_text("x = 1\n")
-    client.text_document_did_open(
-        t.DidOpenTextDocumentParams(
-            text_document=t.TextDocumentItem(uri=src.as_uri(), language_id="python", version=1, text="x = 1\n")
-        )
-    )
+    open_document(client, src)
     client.answers.apply = False  # type: ignore[attr-defined]
     write_script(
         ws, {"tool_calls": [{"name": "write", "arguments": {"file_path": "open.py", "content": "z\n", "overwrite": True}}]}
@@ -303,9 +305,7 @@ async def test_refused_apply_edit_is_a_tool_failure(client: LanguageClient, ws: 
 @pytest.mark.parametrize(("answer", "ok"), [("Allow", True), ("Deny", False), ("Allow for this conversation", True)])
 async def test_shell_confirm_asks_the_user(client: LanguageClient, ws: Path, answer: str, ok: bool) -> None:
     (ws / ".forge.toml").write_text('model = "scripted/script.json"\n[tools.shell]\nconfirm = ["echo deploy*"]\n')
-    client.workspace_did_change_watched_files(
-        t.DidChangeWatchedFilesParams(changes=[t.FileEvent(uri=(ws / ".forge.toml").as_uri(), type=t.FileChangeType.Changed)])
-    )
+    config_changed(client, ws / ".forge.toml")
     client.answers.answer = answer  # type: ignore[attr-defined]
     write_script(ws, shell("echo deploy now"), shell("echo deploy now"), {"text": "ok"})
     for _ in range(100):

@@ -70,27 +70,20 @@ async def run_process(
     On timeout, or when the awaiting task is cancelled, the whole process
     group is killed, so no grandchild outlives the call.
     """
+    # A session of its own: the process group can be killed whole, grandchildren included.
+    options: dict[str, Any] = {
+        "cwd": cwd,
+        "env": dict(env),
+        "stdin": asyncio.subprocess.DEVNULL,
+        "stdout": asyncio.subprocess.PIPE,
+        "stderr": asyncio.subprocess.PIPE,
+        "start_new_session": True,
+    }
     if isinstance(argv, str):
-        proc = await asyncio.create_subprocess_shell(
-            argv,
-            cwd=cwd,
-            env=dict(env),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-            executable="/bin/bash" if Path("/bin/bash").exists() else None,
-        )
+        shell = "/bin/bash" if Path("/bin/bash").exists() else None
+        proc = await asyncio.create_subprocess_shell(argv, executable=shell, **options)
     else:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=cwd,
-            env=dict(env),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-        )
+        proc = await asyncio.create_subprocess_exec(*argv, **options)
 
     async def drain(stream: asyncio.StreamReader | None) -> bytes:
         if stream is None:
