@@ -205,3 +205,14 @@ async def test_pending_todos_reminder_keeps_the_turn_going(workspace: Path) -> N
     assert summary.status is TurnStatus.COMPLETED
     assert len(model.requests) == 3
     assert "[pending] write tests" in model.requests[2][-1]["content"]
+
+
+async def test_huge_tool_output_reaches_the_model_whole_and_events_clipped(workspace: Path) -> None:
+    (workspace / "big.txt").write_text("x" * 100 + "\n" + "y" * 60_000 + "\n")
+    model = FakeModel([tools(call("read", "r", file_path="big.txt")), answer("ok")])
+    h = Harness(workspace, model)
+    await h.run()
+    (finished,) = h.of("toolCallFinished")
+    payload = finished.to_dict()["output"]
+    assert len(payload) < 21_000 and payload.endswith("more characters]")
+    assert "y" * 60_000 in model.requests[1][-1]["content"]

@@ -141,6 +141,15 @@ class ToolCallStarted(Event):
         return {"tool": self.tool, "callId": self.call_id, "arguments": self.arguments, "title": self.title}
 
 
+MAX_EVENT_OUTPUT = 20_000
+"""Characters of a tool's output carried by a toolCallFinished notification (the model gets all of it)."""
+
+
+def clip(text: str, limit: int = MAX_EVENT_OUTPUT) -> str:
+    """text cut to limit characters, saying how much was cut."""
+    return text if len(text) <= limit else f"{text[:limit]}\n... [{len(text) - limit} more characters]"
+
+
 @dataclass(frozen=True)
 class ToolCallFinished(Event):
     """A tool call ended; ``ok`` is False for a failure."""
@@ -153,7 +162,7 @@ class ToolCallFinished(Event):
     type: ClassVar[str] = "toolCallFinished"
 
     def payload(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"tool": self.tool, "callId": self.call_id, "ok": self.ok, "output": self.output}
+        out: dict[str, Any] = {"tool": self.tool, "callId": self.call_id, "ok": self.ok, "output": clip(self.output)}
         if self.path is not None:
             out["path"] = self.path
         return out
