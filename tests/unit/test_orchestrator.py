@@ -208,11 +208,12 @@ async def test_pending_todos_reminder_keeps_the_turn_going(workspace: Path) -> N
 
 
 async def test_huge_tool_output_reaches_the_model_whole_and_events_clipped(workspace: Path) -> None:
-    (workspace / "big.txt").write_text("x" * 100 + "\n" + "y" * 60_000 + "\n")
+    (workspace / "big.txt").write_text("".join(f"{i:04d}" + "y" * 96 + "\n" for i in range(600)))
     model = FakeModel([tools(call("read", "r", file_path="big.txt")), answer("ok")])
     h = Harness(workspace, model)
     await h.run()
     (finished,) = h.of("toolCallFinished")
     payload = finished.to_dict()["output"]
     assert len(payload) < 21_000 and payload.endswith("more characters]")
-    assert "y" * 60_000 in model.requests[1][-1]["content"]
+    sent = model.requests[1][-1]["content"]
+    assert len(sent) > 60_000 and "600:0599" in sent

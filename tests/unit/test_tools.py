@@ -90,6 +90,13 @@ async def test_read_is_capped_at_max_read_lines(workspace: Path) -> None:
     assert 'display_lines="1-3"' in r.output and "start_line=4" in r.output
 
 
+async def test_long_lines_are_cut(workspace: Path) -> None:
+    t = Tools(workspace, replace(ForgeConfig(), max_line_chars=10))
+    (workspace / "min.js").write_text("a" * 25 + "\nshort\n")
+    r = await t("read", file_path="min.js")
+    assert "1:aaaaaaaaaa... [15 chars cut]\n2:short" in r.output
+
+
 async def test_binary_huge_and_non_utf8_files(workspace: Path) -> None:
     t = Tools(workspace, replace(ForgeConfig(), max_file_size_bytes=100))
     (workspace / "b.bin").write_bytes(b"\x00\x01\x02binary")

@@ -56,6 +56,7 @@ class ForgeConfig:
     temperature: float | None = None
     max_tokens: int | None = None
     max_read_lines: int = 2000
+    max_line_chars: int = 2000
     max_file_size_bytes: int = 10 * 1024 * 1024
     max_search_lines: int = 1000
     max_stdout_prefix_lines: int = 100
@@ -152,6 +153,7 @@ TOP_KEYS: dict[str, Check] = {
     "temperature": _float(0.0),
     "max_tokens": _int(1),
     "max_read_lines": _int(1),
+    "max_line_chars": _int(1),
     "max_file_size_bytes": _int(1),
     "max_search_lines": _int(1),
     "max_stdout_prefix_lines": _int(0),
