@@ -25,7 +25,14 @@ async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         raise ToolFailure(f"start_line {start} is past the end of {rel} ({total} lines)", rel)
     last = min(total, int(end) if end is not None else total, start + ctx.config.max_read_lines - 1)
     numbered = args.get("show_line_numbers", True)
-    body = "\n".join(f"{n}:{line}" if numbered else line for n, line in enumerate(lines[start - 1 : last], start=start))
+    width = ctx.config.max_line_chars
+
+    def clip(line: str) -> str:
+        return line if len(line) <= width else f"{line[:width]}... [{len(line) - width} chars cut]"
+
+    body = "\n".join(
+        f"{n}:{clip(line)}" if numbered else clip(line) for n, line in enumerate(lines[start - 1 : last], start=start)
+    )
     shown = f"{start}-{last}" if total else "0-0"
     note = ""
     if last < total and end is None:
