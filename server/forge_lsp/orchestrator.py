@@ -224,7 +224,7 @@ class Orchestrator:
     async def _run_tools(self, turn: _Turn, reply: AssistantReply, emit: Emit) -> bool:
         """Run the batch in order, store each result at once, then add retry notices."""
         turn_id = turn.request.turn_id
-        done: list[tuple[ToolResult, int, str]] = []
+        done: list[tuple[ToolResult, int, int, str]] = []  # result, store row, history index, cause
         yields = False
         for call in reply.tool_calls:
             emit(ToolCallStarted(turn_id, call.name, call.id, call.arguments_json, describe(call)))
@@ -240,10 +240,10 @@ class Orchestrator:
                 result = ToolResult(result.call_id, result.name, tool_call_error(result.output, reflection), True, result.path)
             row = self._append(turn, ChatMessage("tool", result.output, tool_call_id=result.call_id, name=result.name))
             emit(ToolCallFinished(turn_id, call.name, call.id, not result.is_error, result.output, result.path))
-            done.append((result, row, cause))
+            done.append((result, row, len(turn.history) - 1, cause))
         tracker = turn.tracker
-        tracker.adjust_record(r for r, _, _ in done)
-        for result, row, cause in done:
+        tracker.adjust_record(r for r, _, _, _ in done)
+        for result, row, index, cause in done:
             if not result.is_error:
                 continue
             left = tracker.remaining_attempts(result.name)
@@ -251,9 +251,6 @@ class Orchestrator:
             notice = self.templates.render(RETRY_MESSAGE, {"attempts_left": left, "allowed_max_attempts": limit})
             message = ChatMessage("tool", with_notice(result.output, notice), tool_call_id=result.call_id, name=result.name)
             self.store.update(row, message)
-            index = (
-                len(turn.history) - 1 - next(i for i, m in enumerate(reversed(turn.history)) if m.tool_call_id == result.call_id)
-            )
             turn.history[index] = message
             turn.wire[index - len(turn.history)] = message.to_dict()
             emit(Retry(turn_id, result.name, result.call_id, left, limit, notice, cause, result.path))

@@ -279,7 +279,23 @@ class TemplateEngine:
         return Partials()
 
     def render(self, name: str, context: Mapping[str, Any]) -> str:
-        """Render one template; a missing variable raises TemplateError naming it."""
+        """Render one template; a missing variable raises TemplateError naming it.
+
+        An override that fails to render is reported in ``errors`` and the
+        built-in template renders instead, from then on.
+        """
+        try:
+            return self._render(name, context)
+        except TemplateError as exc:
+            if self._sources.get(name, ("", "built-in"))[1] == "built-in":
+                raise
+            self.errors.append(f"{exc}; using the built-in template")
+            log.warning("%s; using the built-in template", exc)
+            self._sources[name] = (self._builtin[name], "built-in")
+            self._compiled.pop(name, None)
+            return self._render(name, context)
+
+    def _render(self, name: str, context: Mapping[str, Any]) -> str:
         template = self._get(name)
         try:
             return str(template.render(_strict(context), helpers=HELPERS, partials=self._partials()))

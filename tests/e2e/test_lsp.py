@@ -339,3 +339,17 @@ async def test_run_with_uri_and_range_includes_selection(client: LanguageClient,
     await command(client, "forge.run", {"prompt": "explain", "uri": src.as_uri(), "range": rng})
     (started,) = [e for e in events(client) if e.type == "turnStarted"]
     assert "selected lines 2-3 of sel.py" in started.prompt and "b = 2\nc = 3" in started.prompt
+
+
+async def test_broken_template_override_is_reported_and_the_builtin_used(client: LanguageClient, ws: Path) -> None:
+    folder = ws / ".forge" / "templates"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "forge-tool-retry-message.md").write_text("left: {{attempts_left}} {{typo_variable}}")
+    config_changed(client, folder / "forge-tool-retry-message.md")
+    write_script(ws, shell("exit 1"), {"text": "ok"})
+    await asyncio.sleep(0.3)
+    result = await command(client, "forge.run", {"prompt": "x"})
+    assert result["status"] == "completed"
+    (retry,) = [e for e in events(client) if e.type == "retry"]
+    assert retry.notice.startswith("Tool call failed\n- **Attempts remaining:** 2")
+    await until(lambda: any("typo_variable" in m.message for m in client.messages))

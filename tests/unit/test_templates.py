@@ -116,3 +116,14 @@ def test_override_symlink_outside_workspace_is_refused(workspace: Path, tmp_path
 def test_unknown_template() -> None:
     with pytest.raises(TemplateError, match="unknown template"):
         TemplateEngine().render("nope.md", {})
+
+
+def test_override_with_a_missing_variable_falls_back_to_builtin(workspace: Path) -> None:
+    folder = workspace / ".forge" / "templates"
+    folder.mkdir(parents=True)
+    (folder / RETRY_MESSAGE).write_text("{{attempts_left}} left, {{no_such_thing}}")
+    engine = TemplateEngine(workspace)
+    out = engine.render(RETRY_MESSAGE, {"attempts_left": 1, "allowed_max_attempts": 3})
+    assert out.startswith("Tool call failed\n- **Attempts remaining:** 1")
+    assert len(engine.errors) == 1 and "missing variable 'no_such_thing'" in engine.errors[0]
+    assert engine.origin(RETRY_MESSAGE) == "built-in"

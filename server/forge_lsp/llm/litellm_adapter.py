@@ -11,6 +11,7 @@ import gc
 import logging
 import os
 import threading
+import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -155,7 +156,8 @@ class LiteLLMModel:
         except Exception as exc:  # litellm raises many types; all become ModelError
             raise classify(exc, self.config.retry.status_codes) from exc
         tool_calls = tuple(
-            ToolCall(id=c["id"] or f"call_{i}", name=c["name"], arguments_json=c["arguments"]) for i, c in sorted(calls.items())
+            ToolCall(id=c["id"] or f"call_{uuid.uuid4().hex[:16]}", name=c["name"], arguments_json=c["arguments"])
+            for _, c in sorted(calls.items())
         )
         reply = "".join(text)
         if not reply.strip() and not tool_calls:

@@ -283,6 +283,7 @@ class ForgeLanguageServer(LanguageServer):
         def emit(event: Event) -> None:
             self.on_event(runtime, event, token)
 
+        template_errors = len(runtime.templates.errors)
         try:
             summary = await runtime.run(prompt, emit, model)
         finally:
@@ -295,6 +296,10 @@ class ForgeLanguageServer(LanguageServer):
         if summary.timing:
             timing = ", ".join(f"{k} {v:.1f}" for k, v in summary.timing.items())
             self.log(f"turn {summary.turn_id} timing: {timing}", t.MessageType.Info)
+        for error in runtime.templates.errors[template_errors:]:
+            # An override that broke at render time: the built-in was used; the user should know.
+            self.log(error, t.MessageType.Warning)
+            self.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=f"Forge: {error}"))
         if summary.reason is not None:
             self.spawn(self.offer_continue(runtime, summary))
         return summary
