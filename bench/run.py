@@ -127,27 +127,52 @@ def run_turn(ws: Path, cmd: list[str] = FORGE) -> dict[str, float]:
     result = client.request("workspace/executeCommand", {"command": "forge.run", "arguments": [{"prompt": "go"}]})
     client.close()
     assert result["status"] == "completed", result
-    line = next(m for m in client.logs if " timing: " in m)
-    timing = dict((k, float(v)) for k, v in (part.split() for part in line.split(" timing: ")[1].split(", ")))
+    timing = parse_timing(next(m for m in client.logs if " timing: " in m))
     timing["calls"] = result["toolCalls"]
     timing["requests"] = result["requests"]
     timing["notifications"] = sum(client.notifications.values())
     return timing
 
 
-def orchestrator_overhead(calls: int) -> None:
-    ws = workspace(extra="max_requests_per_turn = 100000\n")
-    tool_turn_script(ws, calls)
-    t = run_turn(ws)
-    per_call = t["overheadMs"] / t["calls"]
-    model = t["modelMs"] / t["requests"]
-    report(
-        f"orchestrator overhead per tool call ({calls} calls, LSP progress + notifications on)",
-        f"{per_call:.3f} ms",
-        f"scripted litellm request {model:.2f} ms",
-        per_call / model,
-        "≤ 1 ms per call",
+def parse_timing(line: str) -> dict[str, float]:
+    return {k: float(v) for k, v in (part.split() for part in line.split(" timing: ")[1].split(", "))}
+
+
+def node_turn(ws: Path) -> dict[str, float] | None:
+    """The same turn driven from node by vscode-jsonrpc (VS Code's own protocol library), if installed."""
+    node = shutil.which("node")
+    if node is None or not (ROOT / "editors" / "vscode" / "node_modules" / "vscode-jsonrpc").is_dir():
+        return None
+    out = subprocess.run(
+        [node, str(ROOT / "bench" / "node_turn.js"), sys.executable, str(ws)], capture_output=True, text=True, check=True
     )
+    data = json.loads(out.stdout)
+    timing = parse_timing(data["timing"])
+    timing["calls"] = data["result"]["toolCalls"]
+    timing["requests"] = data["result"]["requests"]
+    return timing
+
+
+def orchestrator_overhead(calls: int) -> None:
+    clients: list[tuple[str, Callable[[Path], dict[str, float] | None]]] = [
+        ("Python client", run_turn),
+        ("node vscode-jsonrpc client", node_turn),
+    ]
+    for name, drive in clients:
+        ws = workspace(extra="max_requests_per_turn = 100000\n")
+        tool_turn_script(ws, calls)
+        t = drive(ws)
+        if t is None:
+            continue
+        per_call = t["overheadMs"] / t["calls"]
+        model = t["modelMs"] / t["requests"]
+        report(
+            f"orchestrator overhead per tool call ({calls} calls through the server, progress + notifications on, {name})",
+            f"{per_call:.3f} ms",
+            f"scripted litellm request {model:.2f} ms",
+            per_call / model,
+            "≤ 1 ms per call",
+        )
 
 
 def history_growth(sizes: list[int], calls: int) -> None:

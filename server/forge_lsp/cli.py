@@ -111,9 +111,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         # stdout is the LSP channel: the server writes to the real one, and anything else that
         # prints (a library's stray print) goes to stderr instead of corrupting the protocol.
-        channel = sys.stdout.buffer
+        from forge_lsp.lsp.transport import CoalescingWriter
+
+        channel = CoalescingWriter(sys.stdout.buffer)
         sys.stdout = sys.stderr
-        server.start_io(sys.stdin.buffer, channel)
+        server.start_io(sys.stdin.buffer, channel)  # type: ignore[arg-type]
     return 0
 
 
