@@ -87,6 +87,8 @@ class _Turn:
     tool_calls: int = 0
     failures: int = 0
     texts: list[str] = field(default_factory=list)
+    signatures: list[tuple[str, str]] = field(default_factory=list)
+    """The last tool calls (name, arguments), for the doom-loop check; kept as messages are appended."""
     reminded_at: int = 0
     todos_reminded: list[dict[str, str]] | None = None
     started: float = field(default_factory=time.perf_counter)
@@ -171,6 +173,7 @@ class Orchestrator:
         if self.system_prompt:
             turn.wire.append({"role": "system", "content": self.system_prompt})
         turn.wire.extend(m.to_dict() for m in history)
+        turn.signatures = doom_loop.call_signatures(history)
         self._append(turn, ChatMessage("user", request.prompt))
         return turn
 
@@ -178,6 +181,9 @@ class Orchestrator:
         row = self.store.append(turn.request.conversation_id, turn.request.turn_id, message)
         turn.history.append(message)
         turn.wire.append(message.to_dict())
+        if message.tool_calls:
+            turn.signatures.extend((c.name, c.arguments_json) for c in message.tool_calls)
+            del turn.signatures[: -doom_loop.WINDOW]
         return row
 
     async def _loop(self, turn: _Turn, emit: Emit) -> tuple[TurnStatus, InterruptReason | None]:
@@ -257,7 +263,7 @@ class Orchestrator:
         return yields
 
     def _doom_loop_check(self, turn: _Turn) -> None:
-        reps = doom_loop.trailing_repetitions(doom_loop.call_signatures(turn.history))
+        reps = doom_loop.trailing_repetitions(turn.signatures)
         # Remind at 3 repetitions, then again every 3 more: a reminder per request would drown the model.
         if reps >= doom_loop.THRESHOLD and reps >= turn.reminded_at + doom_loop.THRESHOLD:
             turn.reminded_at = reps

@@ -11,7 +11,11 @@ MAX_PATTERN = 8
 """Longest repeating pattern looked for; bounds the work per request whatever the history length."""
 
 
-def call_signatures(messages: Sequence[ChatMessage], limit: int = THRESHOLD * MAX_PATTERN + MAX_PATTERN) -> list[tuple[str, str]]:
+WINDOW = THRESHOLD * MAX_PATTERN + MAX_PATTERN
+"""How many of the latest tool calls the check needs to see."""
+
+
+def call_signatures(messages: Sequence[ChatMessage], limit: int = WINDOW) -> list[tuple[str, str]]:
     """(tool name, arguments) of the last ``limit`` assistant tool calls, in order."""
     found: list[tuple[str, str]] = []
     for message in reversed(messages):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -21,9 +22,9 @@ class ToolCall:
     name: str
     arguments_json: str
 
-    @property
+    @cached_property
     def arguments(self) -> dict[str, Any] | None:
-        """The parsed arguments, or None when they are not a JSON object."""
+        """The parsed arguments, or None when they are not a JSON object (parsed once)."""
         try:
             value = json.loads(self.arguments_json or "{}")
         except (ValueError, RecursionError):
