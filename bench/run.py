@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import compileall
 import json
 import os
 import shutil
@@ -47,17 +48,19 @@ def workspace(model: str = "scripted/script.json", extra: str = "") -> Path:
 
 def cold_start(runs: int) -> None:
     ws = workspace()
-    results: dict[str, float] = {}
+
     servers = {"forge-lsp": FORGE, "bare pygls": BARE}
     if shutil.which("jedi-language-server"):
         servers["jedi-language-server"] = [shutil.which("jedi-language-server") or ""]
-    for name, cmd in servers.items():
-        times = []
-        for _ in range(runs):
+    # As installed from a wheel: byte-compiled (this machine may set PYTHONDONTWRITEBYTECODE).
+    compileall.compile_dir(str(ROOT / "server" / "forge_lsp"), quiet=1)
+    times: dict[str, list[float]] = {name: [] for name in servers}
+    for _ in range(runs):  # interleaved, so that a noisy moment costs every server alike
+        for name, cmd in servers.items():
             client = RawClient(cmd, settings={})
-            times.append(client.initialize(ws))
+            times[name].append(client.initialize(ws))
             client.close()
-        results[name] = statistics.median(times)
+    results = {name: statistics.median(t) for name, t in times.items()}
     base = results["bare pygls"]
     report(
         "cold start to initialize result",
@@ -245,7 +248,7 @@ def search(files: int) -> None:
 
     def ours() -> None:
         result, _ = asyncio.run(registry.call(call, ctx))
-        assert not result.is_error and "m0.py" in result.output
+        assert not result.is_error and result.output.count(".py") >= min(1000, files // 97)
 
     def plain() -> None:
         subprocess.run([rg_binary(), "--files-with-matches", "needle"], cwd=root, capture_output=True, check=True)
