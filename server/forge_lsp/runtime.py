@@ -23,7 +23,7 @@ from forge_lsp.domain.messages import ToolCall, ToolResult
 from forge_lsp.llm.litellm_adapter import LiteLLMModel
 from forge_lsp.orchestrator import Emit, Orchestrator, TurnRequest
 from forge_lsp.state import StateStore
-from forge_lsp.templates import SYSTEM_PROMPT, TemplateEngine
+from forge_lsp.templates import ERROR_REFLECTION, RETRY_MESSAGE, SYSTEM_INFO, SYSTEM_PROMPT, TemplateEngine
 from forge_lsp.tools.base import DiskFiles, FileStore, Snapshots, ToolContext
 from forge_lsp.tools.registry import ToolRegistry
 from forge_lsp.tools.workspace import Workspace
@@ -78,6 +78,7 @@ class WorkspaceRuntime:
         ask: Ask = deny_all,
         user_config: Path | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        editor_settings: Any = None,
     ) -> None:
         self.root = root.resolve()
         self.workspace = Workspace(self.root)
@@ -85,6 +86,7 @@ class WorkspaceRuntime:
         self.ask = ask
         self.sleep = sleep
         self.loader = ConfigLoader(self.root, user_config)
+        self.loader.set_editor(editor_settings)
         self.effective: EffectiveConfig = self.loader.load()
         self.templates = TemplateEngine(self.root)
         self.registry = ToolRegistry()
@@ -118,9 +120,7 @@ class WorkspaceRuntime:
 
     def preload_templates(self) -> None:
         """Compile the templates every turn needs (pybars3 is slow to import and compile)."""
-        from forge_lsp.templates import SYSTEM_INFO
-
-        for name in (SYSTEM_PROMPT, SYSTEM_INFO, "forge-tool-retry-message.md", "forge-partial-tool-error-reflection.md"):
+        for name in (SYSTEM_PROMPT, SYSTEM_INFO, RETRY_MESSAGE, ERROR_REFLECTION):
             try:
                 self.templates.origin(name)
             except Exception as exc:  # reported again, with context, when a turn renders it

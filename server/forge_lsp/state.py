@@ -64,7 +64,7 @@ class StateStore:
         self._db.executescript(SCHEMA)
         # A turn that was running when the last server died ended then.
         self._db.execute("UPDATE turns SET status='failed', ended=? WHERE status='running'", (time.time(),))
-        self.reaped = self._reap_orphans()
+        self._reap_orphans()
 
     def _reap_orphans(self) -> int:
         """Kill the process groups (shell commands) that a server killed mid-turn left running."""

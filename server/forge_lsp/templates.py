@@ -192,6 +192,20 @@ def _compile(name: str, source: str, origin: str) -> _Compiled:
     return _Compiled(name, origin, fn)
 
 
+class _Partials(dict[str, Callable[..., Any]]):
+    """Partials by file name, compiled when a template first uses them."""
+
+    def __init__(self, engine: TemplateEngine) -> None:
+        super().__init__()
+        self.engine = engine
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and key in self.engine._sources
+
+    def __getitem__(self, key: str) -> Callable[..., Any]:
+        return self.engine._get(key).render
+
+
 class TemplateEngine:
     """Renders the shipped templates, with a workspace's .forge/templates/ overrides.
 
@@ -205,6 +219,7 @@ class TemplateEngine:
         self._sources: dict[str, tuple[str, str]] = {}
         self._builtin: dict[str, str] = {}
         self._compiled: dict[str, _Compiled] = {}
+        self._partials = _Partials(self)
         for path in sorted((builtin or builtin_dir()).glob("*.md")):
             source = path.read_text(encoding="utf-8")
             self._builtin[path.name] = source
@@ -232,9 +247,15 @@ class TemplateEngine:
                     raise TemplateError(f"template {path.name} ({origin}): {exc}") from None
                 self._sources[path.name] = (source, origin)
             except (TemplateError, OSError, UnicodeDecodeError) as exc:
-                message = str(exc) if isinstance(exc, TemplateError) else f"template {path.name}: {exc}"
-                self.errors.append(f"{message}; using the built-in template")
-                log.warning("%s; using the built-in template", message)
+                self._use_builtin(path.name, str(exc) if isinstance(exc, TemplateError) else f"template {path.name}: {exc}")
+
+    def _use_builtin(self, name: str, error: str) -> None:
+        """An override failed (to load, compile or render): report it; the built-in serves from now on."""
+        self.errors.append(f"{error}; using the built-in template")
+        log.warning("%s; using the built-in template", error)
+        if name in self._builtin:
+            self._sources[name] = (self._builtin[name], "built-in")
+        self._compiled.pop(name, None)
 
     def names(self) -> list[str]:
         """Every template name the engine knows."""
@@ -257,26 +278,11 @@ class TemplateEngine:
         except TemplateError as exc:
             if origin == "built-in":
                 raise
-            # An override that lints but does not compile: report it, fall back.
-            self.errors.append(f"{exc}; using the built-in template")
-            log.warning("%s; using the built-in template", exc)
-            self._sources[name] = (self._builtin[name], "built-in")
+            # An override that lints but does not compile.
+            self._use_builtin(name, str(exc))
             compiled = _compile(name, self._builtin[name], "built-in")
         self._compiled[name] = compiled
         return compiled
-
-    def _partials(self) -> dict[str, Callable[..., Any]]:
-        # Partials resolve by file name; compiled when a template first uses them.
-        engine = self
-
-        class Partials(dict[str, Callable[..., Any]]):
-            def __contains__(self, key: object) -> bool:
-                return isinstance(key, str) and key in engine._sources
-
-            def __getitem__(self, key: str) -> Callable[..., Any]:
-                return engine._get(key).render
-
-        return Partials()
 
     def render(self, name: str, context: Mapping[str, Any]) -> str:
         """Render one template; a missing variable raises TemplateError naming it.
@@ -289,16 +295,13 @@ class TemplateEngine:
         except TemplateError as exc:
             if self._sources.get(name, ("", "built-in"))[1] == "built-in":
                 raise
-            self.errors.append(f"{exc}; using the built-in template")
-            log.warning("%s; using the built-in template", exc)
-            self._sources[name] = (self._builtin[name], "built-in")
-            self._compiled.pop(name, None)
+            self._use_builtin(name, str(exc))
             return self._render(name, context)
 
     def _render(self, name: str, context: Mapping[str, Any]) -> str:
         template = self._get(name)
         try:
-            return str(template.render(_strict(context), helpers=HELPERS, partials=self._partials()))
+            return str(template.render(_strict(context), helpers=HELPERS, partials=self._partials))
         except MissingVariable as exc:
             raise TemplateError(f"template {name} ({template.origin}): missing variable {exc.args[0]!r}") from None
         except TemplateError:

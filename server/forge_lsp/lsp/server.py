@@ -55,6 +55,13 @@ def uri_to_path(uri: str) -> Path:
     return Path(unquote(parsed.path))
 
 
+def unwrap_settings(value: Any) -> dict[str, Any]:
+    """Editor settings as a dict: {"settings": {...}} (VS Code's initializationOptions) or the dict itself."""
+    if not isinstance(value, dict):
+        return {}
+    return value["settings"] if isinstance(value.get("settings"), dict) else value
+
+
 def object_argument(args: tuple[Any, ...], command: str) -> dict[str, Any]:
     """The one object argument every forge.* command takes (none means {})."""
     if not args:
@@ -126,9 +133,7 @@ class ForgeLanguageServer(LanguageServer):
             from forge_lsp.lsp.files import EditorFiles
             from forge_lsp.runtime import WorkspaceRuntime
 
-            runtime = WorkspaceRuntime(key, files=EditorFiles(self), ask=self.ask_user)
-            runtime.loader.set_editor(self.editor_settings)
-            runtime.reload_config()
+            runtime = WorkspaceRuntime(key, files=EditorFiles(self), ask=self.ask_user, editor_settings=self.editor_settings)
             self.runtimes[key] = runtime
             self.report_config(runtime)
         return self.runtimes[key]
@@ -181,10 +186,8 @@ class ForgeLanguageServer(LanguageServer):
 
     def set_editor_settings(self, settings: Any) -> None:
         """New editor settings: reload every workspace's config."""
-        if isinstance(settings, dict) and isinstance(settings.get("settings"), dict):
-            settings = settings["settings"]  # initializationOptions may wrap them
         # workspace/configuration is the live view; initializationOptions fill what it lacks.
-        self.editor_settings = {**self.init_settings, **(settings if isinstance(settings, dict) else {})}
+        self.editor_settings = {**self.init_settings, **unwrap_settings(settings)}
         settings = self.editor_settings
         for runtime in self.runtimes.values():
             runtime.reload_config(settings, editor=True)
@@ -345,10 +348,8 @@ def create_server() -> ForgeLanguageServer:
 
     @server.feature(t.INITIALIZE)
     def initialize(ls: ForgeLanguageServer, params: t.InitializeParams) -> None:
-        options = params.initialization_options
-        if isinstance(options, dict):
-            ls.init_settings = options["settings"] if isinstance(options.get("settings"), dict) else options
-            ls.editor_settings = dict(ls.init_settings)
+        ls.init_settings = unwrap_settings(params.initialization_options)
+        ls.editor_settings = dict(ls.init_settings)
 
     @server.feature(t.INITIALIZED)
     async def initialized(ls: ForgeLanguageServer, params: t.InitializedParams) -> None:
