@@ -3,21 +3,13 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-ROWS: list[tuple[str, str, str]] = []
+from support.reliability import ROWS
+
 REPORT = Path(__file__).resolve().parents[2] / "RELIABILITY.md"
-
-
-@pytest.fixture
-def record_reliability() -> Callable[[str, str, str], None]:
-    def record(what: str, tried: str, survived: str) -> None:
-        ROWS.append((what, tried, survived))
-
-    return record
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
