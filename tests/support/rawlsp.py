@@ -18,11 +18,20 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
+PER_ITEM = object()
+"""configuration_answer default: one settings entry per workspace/configuration item, as the spec asks."""
+
+
 class RawClient:
     """Starts a server and speaks JSON-RPC to it; answers server requests with null (or settings)."""
 
     def __init__(
-        self, cmd: list[str], cwd: Path | None = None, settings: dict[str, Any] | None = None, env: dict[str, str] | None = None
+        self,
+        cmd: list[str],
+        cwd: Path | None = None,
+        settings: dict[str, Any] | None = None,
+        env: dict[str, str] | None = None,
+        configuration_answer: Any = PER_ITEM,
     ) -> None:
         env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(env or {})}
         self.started = time.perf_counter()
@@ -30,6 +39,7 @@ class RawClient:
             cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=cwd, env=env
         )
         self.settings = settings
+        self.configuration_answer = configuration_answer
         self.next_id = 0
         self.notifications: dict[str, int] = {}
         self.logs: list[str] = []
@@ -75,7 +85,9 @@ class RawClient:
         if "method" in msg and "id" in msg:  # a request from the server
             result: Any = None
             if msg["method"] == "workspace/configuration":
-                result = [self.settings for _ in msg["params"]["items"]]
+                result = self.configuration_answer
+                if result is PER_ITEM:
+                    result = [self.settings for _ in msg["params"]["items"]]
             self._send({"id": msg["id"], "result": result})
         elif "method" in msg:
             self.notifications[msg["method"]] = self.notifications.get(msg["method"], 0) + 1
@@ -95,7 +107,7 @@ class RawClient:
                     raise RuntimeError(msg["error"])
                 return msg.get("result")
 
-    def initialize(self, root: Path) -> float:
+    def initialize(self, root: Path, initialization_options: Any = None) -> float:
         """Send initialize; returns seconds from process start to the result."""
         uri = root.as_uri()
         self.request(
@@ -105,6 +117,7 @@ class RawClient:
                 "rootUri": uri,
                 "workspaceFolders": [{"uri": uri, "name": root.name}],
                 "capabilities": {"window": {"workDoneProgress": True}, "workspace": {"configuration": True}},
+                "initializationOptions": initialization_options,
             },
         )
         return time.perf_counter() - self.started

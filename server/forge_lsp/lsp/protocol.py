@@ -4,6 +4,10 @@ pygls runs a command handler as a task of its own, so cancelling the
 executeCommand request does not reach it, and the handler never sees the
 params' workDoneToken. Both are needed: the token to report progress on the
 client's own progress, the cancel to stop the turn.
+
+It also takes workspace/configuration answers as they come: pygls structures
+them as a list, and an answer it cannot structure (a bare null, which some
+clients send) is dropped in the reader, so the request would never complete.
 """
 
 from __future__ import annotations
@@ -31,6 +35,12 @@ class ForgeProtocol(LanguageServerProtocol):
         work_done_token.set(params.work_done_token)
         request_id.set(self._ctx_msg_id.get(None))
         return (yield from super().lsp_workspace__execute_command(params))
+
+    def get_result_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
+        # None = pygls's generic response (result: Any): the server checks the shape itself.
+        if method == t.WORKSPACE_CONFIGURATION:
+            return None
+        return super().get_result_type(method)
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         if self.on_cancel_request is not None:

@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 COMMANDS = ("forge.run", "forge.cancel", "forge.status", "forge.newConversation", "forge.showConfig")
 EVENT_NOTIFICATION = "forge/event"
 CONFIG_SOURCE = "forge.config"
+CONFIGURATION_TIMEOUT_SECS = 5.0
+"""How long initialized waits for the client's workspace/configuration answer."""
 TEMPLATE_SOURCE = "forge.templates"
 CONTINUE = "Continue"
 ALLOW, DENY, ALWAYS = "Allow", "Deny", "Allow for this conversation"
@@ -60,6 +62,16 @@ def unwrap_settings(value: Any) -> dict[str, Any]:
     if not isinstance(value, dict):
         return {}
     return value["settings"] if isinstance(value.get("settings"), dict) else value
+
+
+def configuration_entry(result: Any) -> dict[str, Any] | None:
+    """The "forge" entry of a workspace/configuration answer; None when the answer has none.
+
+    The spec asks for a list with one entry per item, but clients answer null, [] or
+    [null] too.
+    """
+    entry = result[0] if isinstance(result, list) and result else None
+    return entry if isinstance(entry, dict) else None
 
 
 def object_argument(args: tuple[Any, ...], command: str) -> dict[str, Any]:
@@ -141,7 +153,7 @@ class ForgeLanguageServer(LanguageServer):
     async def wait_configured(self) -> None:
         """Commands wait for the first workspace/configuration answer (at most a few seconds)."""
         try:
-            await asyncio.wait_for(self.configured.wait(), 5)
+            await asyncio.wait_for(self.configured.wait(), CONFIGURATION_TIMEOUT_SECS)
         except TimeoutError:
             self.configured.set()
 
@@ -176,13 +188,25 @@ class ForgeLanguageServer(LanguageServer):
         if caps is None or not caps.configuration:
             return
         try:
-            result = await self.workspace_configuration_async(t.ConfigurationParams(items=[t.ConfigurationItem(section="forge")]))
+            result = await asyncio.wait_for(
+                self.workspace_configuration_async(t.ConfigurationParams(items=[t.ConfigurationItem(section="forge")])),
+                CONFIGURATION_TIMEOUT_SECS,
+            )
+        except TimeoutError:
+            self.log(
+                f"workspace/configuration: no answer in {CONFIGURATION_TIMEOUT_SECS:g} s; using no editor settings",
+                t.MessageType.Warning,
+            )
+            return
         except Exception as exc:  # a client that fails this must not stop the server
             self.log(f"workspace/configuration failed: {exc}", t.MessageType.Warning)
             return
-        settings = result[0] if result else None
-        if isinstance(settings, dict):
-            self.set_editor_settings(settings)
+        settings = configuration_entry(result)
+        if settings is None:
+            # null, [], [null] or a non-object entry: the client has no "forge" settings.
+            self.log(f"workspace/configuration: no settings for section forge in the answer {json.dumps(result)[:200]}")
+            settings = {}
+        self.set_editor_settings(settings)
 
     def set_editor_settings(self, settings: Any) -> None:
         """New editor settings: reload every workspace's config."""

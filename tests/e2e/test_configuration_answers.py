@@ -1,0 +1,54 @@
+"""workspace/configuration answers of every shape clients send: none may stall the first command."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support.rawlsp import RawClient
+
+SERVER = [sys.executable, "-m", "forge_lsp"]
+INIT_OPTIONS = {"maxToolFailurePerTurn": 7}
+
+
+def first_status(root: Path, answer: Any) -> tuple[float, dict[str, Any], list[str]]:
+    """Start a server whose client answers workspace/configuration with `answer`; time the first forge.status."""
+    client = RawClient(SERVER, cwd=root, configuration_answer=answer)
+    try:
+        client.initialize(root, INIT_OPTIONS)
+        client.notify("initialized", {})
+        started = time.perf_counter()
+        status = client.request("workspace/executeCommand", {"command": "forge.status", "arguments": [{}]})
+        return time.perf_counter() - started, status, client.logs
+    finally:
+        client.close()
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    "answer",
+    [
+        pytest.param(None, id="bare-null"),
+        pytest.param([], id="empty-list"),
+        pytest.param([None], id="list-of-null"),
+        pytest.param(["not an object"], id="list-of-string"),
+    ],
+)
+def test_an_answer_without_settings_means_no_editor_settings_at_once(workspace: Path, answer: Any) -> None:
+    elapsed, status, logs = first_status(workspace, answer)
+    # The old server waited out a 5 s timeout before the first command when the answer could not be parsed.
+    assert elapsed < 2.5, f"forge.status took {elapsed:.1f} s"
+    assert status["limit"] == 7, "initializationOptions still apply"
+    assert any("no settings for section forge" in line for line in logs), logs
+
+
+@pytest.mark.timeout(60)
+def test_an_answer_with_settings_applies_them(workspace: Path) -> None:
+    elapsed, status, logs = first_status(workspace, [{"maxToolFailurePerTurn": 4}])
+    assert elapsed < 2.5, f"forge.status took {elapsed:.1f} s"
+    assert status["limit"] == 4, "workspace/configuration wins over initializationOptions"
+    assert not any("no settings for section forge" in line for line in logs), logs
