@@ -13,6 +13,27 @@ from support import reliability
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--reliability-report",
+        metavar="PATH",
+        default=None,
+        help="write the reliability rows of a passing run to PATH (e.g. RELIABILITY.md); off by default",
+    )
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    # Only on request: a plain test run never rewrites a tracked file.
+    path = session.config.getoption("--reliability-report")
+    if not path:
+        return
+    if exitstatus != 0:
+        print(f"\nreliability report not written: the run did not pass (exit {exitstatus}); {path} is unchanged")
+        return
+    Path(path).write_text(reliability.render_report(reliability.ROWS), encoding="utf-8")
+    print(f"\nreliability report: {len(set(reliability.ROWS))} rows written to {path}")
+
+
 @pytest.fixture(autouse=True)
 def _isolated_user_config(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg")))
