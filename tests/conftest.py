@@ -7,10 +7,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from support import reliability
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+# FORGE_HYPOTHESIS_EXAMPLES=2000 runs every property suite longer, once, to shake out other seeds.
+settings.register_profile("forge", max_examples=int(os.environ.get("FORGE_HYPOTHESIS_EXAMPLES", "100")))
+settings.load_profile("forge")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -133,7 +133,8 @@ class ConfigLoader:
 
     def _file_layer(self, layer: str, path: Path, problems: list[ConfigProblem]) -> dict[str, Any] | None:
         try:
-            text = path.read_text(encoding="utf-8")
+            # Bytes, as tomllib.load wants them: text mode would turn a bare CR into a newline.
+            text = path.read_bytes().decode("utf-8")
         except FileNotFoundError:
             return {}
         except (OSError, UnicodeDecodeError) as exc:

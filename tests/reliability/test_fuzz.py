@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import tomllib
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from forge_lsp.config import ConfigLoader
@@ -20,7 +21,9 @@ from forge_lsp.tools.base import ToolContext
 from forge_lsp.tools.registry import ToolRegistry
 from forge_lsp.tools.workspace import Workspace
 
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# FORGE_HYPOTHESIS_EXAMPLES=2000 shakes out other seeds in one long run (tests/conftest.py does the same for the rest).
+EXAMPLES = int(os.environ.get("FORGE_HYPOTHESIS_EXAMPLES", "150"))
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 COUNTS: dict[str, int] = {}
 
 json_values = st.recursive(
@@ -108,8 +111,10 @@ toml_texts = st.text(max_size=120) | st.builds(
 
 @FUZZ
 @given(text=toml_texts)
+@example(text="\r")  # a bare CR is not a TOML newline: the file must reach the parser byte for byte
+@example(text='model = "x"\r\n')
 def test_random_config_toml_never_crashes(tmp_path: Path, text: str) -> None:
-    (tmp_path / ".forge.toml").write_text(text)
+    (tmp_path / ".forge.toml").write_bytes(text.encode("utf-8"))
     loader = ConfigLoader(tmp_path, tmp_path / "no-user.toml")
     eff = loader.load()
     tally("config files")
