@@ -133,7 +133,12 @@ async def test_retries_and_interrupt_as_diagnostics_and_notifications(client: La
     assert retry_events[0].notice.startswith("Tool call failed\n- **Attempts remaining:** 2")
     (interrupt,) = [e for e in events(client) if e.type == "interrupt"]
     assert interrupt.reason.kind == "MaxToolFailurePerTurnLimitReached" and interrupt.reason.limit == 3
-    assert any(m.type == t.MessageType.Warning and "Maximum tool failure limit (3)" in m.message for m in client.messages)
+    # The interrupt reaches the user once: as the Continue request (no showMessage besides).
+    await until(lambda: len(client.answers.requests) == 1)  # type: ignore[attr-defined]
+    (offer,) = client.answers.requests  # type: ignore[attr-defined]
+    assert offer.type == t.MessageType.Warning and "Maximum tool failure limit (3)" in offer.message
+    assert [a.title for a in offer.actions or []] == ["Continue"]
+    assert not any("Maximum tool failure limit" in m.message for m in client.messages)
     (reports,) = client.progress_reports.values()
     messages = [r.message for r in reports if isinstance(r, t.WorkDoneProgressReport)]
     assert messages == [

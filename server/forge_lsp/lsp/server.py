@@ -95,6 +95,8 @@ class ForgeLanguageServer(LanguageServer):
         self.background: set[asyncio.Task[Any]] = set()
         self.requests: dict[str | int, Path] = {}
         self.progress_tokens: dict[str | int, Path] = {}
+        # Streamed assistant text per turn, logged as one line when the message is complete.
+        self.assistant_text: dict[str, list[str]] = {}
         self.configured = asyncio.Event()
         assert isinstance(self.protocol, ForgeProtocol)
         self.protocol.on_cancel_request = self.cancel_turn_request
@@ -337,8 +339,7 @@ class ForgeLanguageServer(LanguageServer):
         if secret_values():  # tool output may echo a secret from the environment: not to the client
             payload = json.loads(redact(json.dumps(payload)))
         self.protocol.notify(EVENT_NOTIFICATION, payload)
-        line = format_event(payload)
-        self.log(line if line is not None else f"  assistant: {payload.get('text', '')}")
+        self.log_event(payload)
         transcript = runtime.transcript
         transcript_uri = transcript.path.as_uri() if transcript else None
         if isinstance(event, TurnStarted):
@@ -348,15 +349,31 @@ class ForgeLanguageServer(LanguageServer):
         if isinstance(event, Retry) and transcript is not None and transcript_uri is not None:
             line_no = transcript.call_lines.get(event.call_id, 0)
             self.diagnostics.add(convert.SOURCE, transcript_uri, convert.retry_diagnostic(event, line_no))
-            if event.path:
-                file_uri = (runtime.root / event.path).as_uri()
-                self.diagnostics.add(convert.SOURCE, file_uri, convert.retry_diagnostic(event, 0))
+            file_path = runtime.root / event.path if event.path else None
+            # A read of a missing file must not put a Problem on a file that is not there.
+            if file_path is not None and file_path.is_file():
+                self.diagnostics.add(convert.SOURCE, file_path.as_uri(), convert.retry_diagnostic(event, 0))
         elif isinstance(event, Interrupt) and transcript is not None and transcript_uri is not None:
+            # The user hears of the interrupt once: offer_continue's showMessageRequest (a Warning with
+            # "Continue") carries the reason; a showMessage as well would be a second notification.
             line_no = transcript.interrupt_line if transcript.interrupt_line is not None else 0
             self.diagnostics.add(convert.SOURCE, transcript_uri, convert.interrupt_diagnostic(event, line_no))
-            self.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=f"Forge: {event.reason.describe()}"))
         elif isinstance(event, TurnFinished) and event.summary is not None and event.summary.error:
             self.window_show_message(t.ShowMessageParams(type=t.MessageType.Error, message=f"Forge: {event.summary.error}"))
+
+    def log_event(self, payload: dict[str, Any]) -> None:
+        """One window/logMessage per event; streamed text as one line per complete assistant message."""
+        turn_id = str(payload.get("turnId", ""))
+        if payload.get("type") == "assistantText":
+            self.assistant_text.setdefault(turn_id, []).append(str(payload.get("text", "")))
+            return
+        # Any other event of the turn ends the message being streamed.
+        text = "".join(self.assistant_text.pop(turn_id, [])).strip()
+        if text:
+            self.log(f"  assistant: {text}")
+        line = format_event(payload)
+        if line is not None:
+            self.log(line)
 
     def shutdown_runtimes(self) -> None:
         """Cancel running turns and close every workspace's state."""
