@@ -29,15 +29,19 @@ DEMO_PROMPT = "Change the server port in app.cfg to 9090."
 async def run_headless(prompt: str, workspace: Path, model: str | None, out: TextIO) -> int:
     """Run one turn in-process and print its events; returns the exit code."""
     from forge_lsp.llm.litellm_adapter import warm_up
-    from forge_lsp.runtime import WorkspaceRuntime
+    from forge_lsp.runtime import TurnInProgress, WorkspaceRuntime
 
     warm_up()
     runtime = WorkspaceRuntime(workspace)
+    runtime.on_notice = lambda message: print(message, file=sys.stderr)
     for problem in runtime.effective.problems:
         print(f"config: {problem}", file=sys.stderr)
     printer = EventPrinter(out)
     try:
         summary = await runtime.run(prompt, lambda e: printer(e.to_dict()), model)
+    except TurnInProgress as exc:
+        print(f"forge-lsp: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     finally:
         runtime.close()
     printer.flush_text()

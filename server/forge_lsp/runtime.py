@@ -98,6 +98,8 @@ class WorkspaceRuntime:
         self.turn_id: str | None = None
         self.transcript: TranscriptWriter | None = None
         self.last_errors: dict[str, int] = {}
+        self.on_notice: Callable[[str], None] = log.warning
+        """Told about state problems the user should see (a state file moved aside); the server shows them."""
 
     @property
     def config(self) -> ForgeConfig:
@@ -108,7 +110,7 @@ class WorkspaceRuntime:
     def store(self) -> StateStore:
         """The workspace's state, opened on first use (.forge/ is created only when needed)."""
         if self._store is None:
-            self._store = StateStore(self.root)
+            self._store = StateStore(self.root, notify=lambda message: self.on_notice(message))
         return self._store
 
     def reload_config(self, editor_settings: Any = None, *, editor: bool = False) -> EffectiveConfig:
@@ -202,6 +204,16 @@ class WorkspaceRuntime:
         if len(prompt) > MAX_PROMPT_CHARS:
             raise ValueError(f"prompt is {len(prompt)} characters, over the {MAX_PROMPT_CHARS}-character limit")
         turn_id = turn_id or time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:8]
+        # Another process (a second editor, the CLI) may run a turn on the same conversation.
+        holder = self.store.turn_lock.acquire(turn_id)
+        if holder is not None:
+            raise TurnInProgress(f"a turn is running in this workspace ({holder}); wait for it to end or cancel it")
+        try:
+            return await self._run_locked(prompt, emit, model, turn_id)
+        finally:
+            self.store.turn_lock.release()
+
+    async def _run_locked(self, prompt: str, emit: Emit, model: str | None, turn_id: str) -> TurnSummary:
         config = self.config
         ctx = ToolContext(
             self.workspace, config, self.files, self.snapshots, self.todos, self._confirm, watch=self.store.watch_process

@@ -1,22 +1,39 @@
-"""Conversation state in SQLite (.forge/state.sqlite3, WAL): a restarted server resumes."""
+"""Conversation state in SQLite (.forge/state.sqlite3, WAL): a restarted server resumes.
+
+The state file comes with the workspace, so it is untrusted input: a cloned
+repository may carry one. Nothing read from it can make the server signal a
+process it did not start on this boot, a file that is not the user's own (or
+a symlink) is never opened, and a damaged one is moved aside, never a crash.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import hashlib
 import json
+import logging
 import os
+import signal
 import sqlite3
+import stat
 import threading
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from forge_lsp.domain.messages import ChatMessage
-from forge_lsp.tools.process import kill_orphan, start_time
+
+log = logging.getLogger(__name__)
 
 STATE_DIR = ".forge"
 STATE_FILE = "state.sqlite3"
+LOCK_FILE = "turn.lock"
 INTERRUPTED_RESULT = "the tool call did not finish: the server stopped before it returned"
+SIDE_FILES = ("-wal", "-shm", "-journal")
+BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS conversations (id TEXT PRIMARY KEY, created REAL NOT NULL);
@@ -38,50 +55,393 @@ CREATE TABLE IF NOT EXISTS turns (
   ended REAL
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS processes (pid INTEGER PRIMARY KEY, started TEXT NOT NULL, server INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS processes (
+  pid INTEGER PRIMARY KEY,
+  pgid INTEGER NOT NULL,
+  boot_id TEXT NOT NULL,
+  started TEXT NOT NULL,
+  cmdline TEXT NOT NULL,
+  uid INTEGER NOT NULL,
+  server INTEGER NOT NULL,
+  server_started TEXT NOT NULL
+);
 """
+
+COLUMNS = {
+    "conversations": ["id", "created"],
+    "messages": ["id", "conversation_id", "turn_id", "data", "created"],
+    "turns": ["id", "conversation_id", "prompt", "status", "summary", "started", "ended"],
+    "meta": ["key", "value"],
+    "processes": ["pid", "pgid", "boot_id", "started", "cmdline", "uid", "server", "server_started"],
+}
+
+Notify = Callable[[str], None]
+
+
+class DamagedState(Exception):
+    """A state file that is not a usable forge-lsp database."""
+
+
+class UnsafeStateDir(OSError):
+    """A .forge/ that is a symlink, not a folder, or not the user's own."""
+
+
+# -- what /proc says about a process -------------------------------------------------
+
+
+def boot_id() -> str:
+    """This boot's random id: a pid recorded on another boot (or another machine) means nothing here."""
+    try:
+        return BOOT_ID.read_text().strip()
+    except OSError:
+        return ""
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """/proc/<pid>/stat after the command name: state, ppid, pgrp, session, ..., starttime at 19."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return fields if len(fields) > 19 else None
+
+
+def start_time(pid: int) -> str | None:
+    """The kernel's start time of a process (tells a reused pid apart), or None if it is gone."""
+    fields = _stat_fields(pid)
+    return fields[19] if fields else None
+
+
+def cmdline(pid: int) -> list[str] | None:
+    """A process's argv as /proc shows it, or None."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    return [a.decode("utf-8", "surrogateescape") for a in raw.split(b"\0")[:-1]] if raw else []
+
+
+def owner(pid: int) -> int | None:
+    """The real uid of a process, or None (when its real and effective uids differ: not ours to judge)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("Uid:"):
+                ids = {int(x) for x in line.split()[1:]}
+                return ids.pop() if len(ids) == 1 else None
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def ancestors() -> set[int]:
+    """This process, its parents up to init, and their process groups and sessions."""
+    out = {0, 1, os.getpid(), os.getpgrp(), os.getsid(0)}
+    pid = os.getpid()
+    for _ in range(256):
+        fields = _stat_fields(pid)
+        if fields is None:
+            break
+        out.update(int(f) for f in fields[1:4])
+        pid = int(fields[1])
+        if pid <= 1:
+            break
+    return out
+
+
+def same_command(recorded: list[str], now: list[str]) -> bool:
+    """The process still runs the command line we started it with.
+
+    ``bash -c "sleep 60"`` execs sleep in place: the group leader then shows
+    the command itself, whose words must all be in the recorded command.
+    """
+    if recorded == now:
+        return True
+    if len(recorded) == 3 and recorded[1] == "-c" and now:
+        return " ".join(now) in recorded[2]
+    return False
+
+
+def may_signal(row: dict[str, Any], boot: str, spare: set[int]) -> str | None:
+    """Why the recorded process group must not be signalled, or None when it is surely ours.
+
+    Every recorded fact is checked against /proc: a row written by anyone but
+    this user's server on this boot fails at least one of them.
+    """
+    pid, pgid = int(row["pid"]), int(row["pgid"])
+    if pid <= 1 or pgid <= 1:
+        return "pid <= 1"
+    if pid in spare or pgid in spare:
+        return "the server itself or one of its ancestors"
+    if not boot or row["boot_id"] != boot:
+        return "recorded on another boot"
+    if int(row["uid"]) != os.getuid() or owner(pid) != os.getuid():
+        return "not this user's process"
+    fields = _stat_fields(pid)
+    if fields is None:
+        return "gone"
+    if fields[19] != str(row["started"]):
+        return "a different process now has this pid"
+    if int(fields[2]) != pgid or pgid != pid:
+        return "not the leader of the recorded process group"
+    try:
+        recorded = json.loads(row["cmdline"])
+    except (TypeError, ValueError):
+        return "no command line recorded"
+    now = cmdline(pid)
+    if not isinstance(recorded, list) or now is None or not same_command([str(a) for a in recorded], now):
+        return "runs another command"
+    return None
+
+
+# -- the state folder and file --------------------------------------------------------
+
+
+def _own_dir(path: Path) -> bool:
+    info = path.lstat()
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
 
 
 def ensure_state_dir(root: Path) -> Path:
-    """.forge/ in the workspace, with a .gitignore that keeps it out of git."""
+    """.forge/ in the workspace, with a .gitignore that keeps it out of git.
+
+    UnsafeStateDir when .forge is a symlink (it may point out of the
+    workspace), not a folder, or not the user's own.
+    """
     folder = root / STATE_DIR
-    folder.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        folder.mkdir(parents=True)
+    if not _own_dir(folder):
+        raise UnsafeStateDir(f"{folder} is a symlink, not a folder, or not owned by you; it is not used")
     ignore = folder / ".gitignore"
-    if not ignore.exists():
+    if not ignore.exists() and not ignore.is_symlink():
         ignore.write_text("*\n", encoding="utf-8")
     return folder
 
 
-class StateStore:
-    """Conversations, their messages (appended one by one) and turns, for one workspace."""
+def user_state_dir(root: Path) -> Path:
+    """Where a workspace's state lives when its .forge/ cannot be used: the user's state folder."""
+    base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "forge-lsp" / "workspaces"
+    key = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]
+    folder = base / f"{root.name or 'root'}-{key}"
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if not _own_dir(folder):
+        raise UnsafeStateDir(f"{folder} is not a folder owned by you")
+    return folder
 
-    def __init__(self, root: Path) -> None:
-        self.path = ensure_state_dir(root) / STATE_FILE
+
+def _unsafe_file(path: Path) -> str | None:
+    """Why a state file (or its -wal/-shm) must not be opened, or None."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(info.st_mode):
+        return "it is a symlink"
+    if not stat.S_ISREG(info.st_mode):
+        return "it is not a regular file"
+    if info.st_uid != os.getuid():
+        return f"it belongs to uid {info.st_uid}, not to you (uid {os.getuid()})"
+    return None
+
+
+def move_aside(path: Path, why: str) -> Path:
+    """Rename a state file (and its -wal/-shm) to <name>.<why>-<timestamp>; returns the new name."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.name}.{why}-{stamp}")
+    n = 1
+    while target.exists() or target.is_symlink():
+        n += 1
+        target = path.with_name(f"{path.name}.{why}-{stamp}-{n}")
+    # rename never follows a symlink: the link itself moves, whatever it points to.
+    os.rename(path, target)
+    for side in SIDE_FILES:
+        extra = path.with_name(path.name + side)
+        if extra.exists() or extra.is_symlink():
+            os.rename(extra, target.with_name(target.name + side))
+    return target
+
+
+def _open(path: Path | str) -> sqlite3.Connection:
+    """Open and check a state database; DamagedState when it is not one of ours."""
+    db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        check = db.execute("PRAGMA quick_check(1)").fetchone()
+        if not check or check[0] != "ok":
+            raise DamagedState(f"integrity check failed: {check[0] if check else 'no answer'}")
+        old = [r[1] for r in db.execute("PRAGMA table_info(processes)")]
+        if old and old != COLUMNS["processes"]:
+            # An older layout: its rows carry too little to prove a process is ours; they are dropped unread.
+            db.execute("DROP TABLE processes")
+        for created in (False, True):
+            for table, columns in COLUMNS.items():
+                found = [r[1] for r in db.execute(f"PRAGMA table_info({table})")]
+                if (found or created) and found != columns:
+                    raise DamagedState(f"table {table} has columns {found}, expected {columns}")
+            if not created:
+                db.executescript(SCHEMA)
+    except sqlite3.DatabaseError as exc:
+        db.close()
+        raise DamagedState(str(exc)) from exc
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _messages(rows: list[Any]) -> Iterator[ChatMessage]:
+    """The stored messages that parse; a row that does not (a hand-edited file) is skipped and logged."""
+    for (data,) in rows:
+        try:
+            value = json.loads(data)
+            if not isinstance(value, dict) or value.get("role") not in ("system", "user", "assistant", "tool"):
+                raise ValueError(f"not a chat message: {str(data)[:80]!r}")
+            yield ChatMessage.from_dict(value)
+        except (TypeError, ValueError, AttributeError) as exc:
+            log.warning("state: skipping a stored message that does not parse: %s", exc)
+
+
+class TurnLock:
+    """A cross-process lock on a workspace's turns: flock on a file, released when the process dies."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def acquire(self, turn_id: str) -> str | None:
+        """Take the lock for turn_id; None on success, else who holds it ("pid N, turn T")."""
+        if self.path is None:  # state in memory: no other process can share it
+            return None
+        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+        try:
+            fd = os.open(self.path, flags, 0o600)
+        except OSError as exc:
+            # No lock file (read-only folder, a symlink planted there): this process still runs one turn at a time.
+            log.warning("turn lock %s: %s; turns are not serialized across processes", self.path, exc)
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            try:
+                holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip()
+            finally:
+                os.close(fd)
+            return holder or "another process"
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()}, turn {turn_id}".encode(), 0)
+        self._fd = fd
+        return None
+
+    def release(self) -> None:
+        """Let the next turn run."""
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, 0)
+            os.close(self._fd)
+            self._fd = None
+
+
+class StateStore:
+    """Conversations, their messages (appended one by one) and turns, for one workspace.
+
+    Never raises on opening: a state file that cannot be used is moved aside
+    (or, when .forge/ itself cannot be used, the state lives in the user's
+    state folder), and ``notify`` is told once, naming both files.
+    """
+
+    def __init__(self, root: Path, notify: Notify | None = None) -> None:
+        self.notices: list[str] = []
+        self._notify = notify or log.warning
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=10)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(SCHEMA)
-        # A turn that was running when the last server died ended then.
-        self._db.execute("UPDATE turns SET status='failed', ended=? WHERE status='running'", (time.time(),))
+        self.path, self._db = self._connect(root.resolve())
+        self.turn_lock = TurnLock(self.path.with_name(LOCK_FILE) if self.path.name == STATE_FILE else None)
+        if self.turn_lock.acquire("(opening the state)") is None:
+            # No turn runs anywhere: one marked running ended when its server died.
+            self._db.execute("UPDATE turns SET status='failed', ended=? WHERE status='running'", (time.time(),))
+            self.turn_lock.release()
         self._reap_orphans()
 
+    def _say(self, message: str) -> None:
+        self.notices.append(message)
+        self._notify(message)
+
+    def _folder(self, root: Path) -> Path:
+        try:
+            return ensure_state_dir(root)
+        except OSError as exc:
+            folder = user_state_dir(root)
+            self._say(f"forge-lsp: cannot keep state in {root / STATE_DIR} ({exc}); using {folder / STATE_FILE} instead")
+            return folder
+
+    def _connect(self, root: Path) -> tuple[Path, sqlite3.Connection]:
+        try:
+            path = self._folder(root) / STATE_FILE
+            for candidate in (path, *(path.with_name(path.name + s) for s in SIDE_FILES)):
+                why = _unsafe_file(candidate)
+                if why is not None:
+                    moved = move_aside(candidate if candidate == path else path, "refused")
+                    self._say(
+                        f"forge-lsp: the state file {candidate} was not used ({why}); moved it to {moved}; "
+                        "this workspace starts a fresh conversation"
+                    )
+                    break
+            try:
+                return path, _open(path)
+            except DamagedState as exc:
+                moved = move_aside(path, "damaged")
+                self._say(
+                    f"forge-lsp: the state file {path} is damaged ({exc}); moved it to {moved}; "
+                    "this workspace starts a fresh conversation"
+                )
+                return path, _open(path)
+        except (OSError, DamagedState, sqlite3.Error) as exc:
+            self._say(f"forge-lsp: cannot open a state file for {root} ({exc}); this session's history is kept in memory only")
+            return Path(":memory:"), _open(":memory:")
+
     def _reap_orphans(self) -> int:
-        """Kill the process groups (shell commands) that a server killed mid-turn left running."""
+        """Kill the process groups (shell commands) that a server killed mid-turn left running.
+
+        Only a row that /proc confirms in every detail is acted on (see
+        may_signal); every other row is dropped, never signalled.
+        """
         killed = 0
-        rows = self._db.execute("SELECT pid, started, server FROM processes").fetchall()
-        for pid, started, server in rows:
-            if server != os.getpid() and start_time(server) is None:
-                killed += kill_orphan(int(pid), str(started))
-                self._db.execute("DELETE FROM processes WHERE pid=?", (pid,))
+        boot, spare = boot_id(), ancestors()
+        self._db.row_factory = sqlite3.Row
+        try:
+            rows = [dict(r) for r in self._db.execute("SELECT * FROM processes")]
+        finally:
+            self._db.row_factory = None
+        for row in rows:
+            try:
+                if start_time(int(row["server"])) == str(row["server_started"]):
+                    continue  # a live server's command (another editor's, or ours): it is still running it
+                why = may_signal(row, boot, spare)
+            except (TypeError, ValueError, KeyError) as exc:
+                why = f"unreadable row ({exc})"
+            if why is None:
+                try:
+                    os.killpg(int(row["pgid"]), signal.SIGKILL)
+                    killed += 1
+                except (ProcessLookupError, PermissionError):
+                    pass
+            else:
+                log.info("state: not signalling recorded process %s: %s", row.get("pid"), why)
+            self._db.execute("DELETE FROM processes WHERE pid=?", (row.get("pid"),))
         return killed
 
     def watch_process(self, pid: int, running: bool) -> None:
-        """Record a child process group while it runs (see _reap_orphans)."""
+        """Record a child process group while it runs (see _reap_orphans), with what proves it is ours."""
         if running:
-            started = start_time(pid)
-            if started is not None:
-                self._run("INSERT OR REPLACE INTO processes (pid, started, server) VALUES (?, ?, ?)", (pid, started, os.getpid()))
+            fields = _stat_fields(pid)
+            argv = cmdline(pid)
+            me = start_time(os.getpid())
+            if fields is not None and argv is not None and me is not None:
+                self._run(
+                    "INSERT OR REPLACE INTO processes (pid, pgid, boot_id, started, cmdline, uid, server, server_started)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (pid, int(fields[2]), boot_id(), fields[19], json.dumps(argv), os.getuid(), os.getpid(), me),
+                )
         else:
             self._run("DELETE FROM processes WHERE pid=?", (pid,))
 
@@ -133,7 +493,7 @@ class StateStore:
             rows = self._db.execute(
                 "SELECT data FROM messages WHERE conversation_id=? ORDER BY id", (conversation_id,)
             ).fetchall()
-        messages = [ChatMessage.from_dict(json.loads(r[0])) for r in rows]
+        messages = list(_messages(rows))
         out: list[ChatMessage] = []
         pending: dict[str, str] = {}
         for msg in messages:

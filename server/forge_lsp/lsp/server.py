@@ -123,6 +123,11 @@ class ForgeLanguageServer(LanguageServer):
         """window/logMessage, secrets redacted."""
         self.window_log_message(t.LogMessageParams(type=kind, message=redact(message)))
 
+    def show_notice(self, message: str) -> None:
+        """A state problem the user should know about (a state file moved aside): logged and shown."""
+        self.log(message, t.MessageType.Warning)
+        self.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=message))
+
     def roots(self) -> list[Path]:
         """The workspace folders (or the root), as paths."""
         folders = [uri_to_path(f.uri) for f in self.workspace.folders.values()]
@@ -148,6 +153,7 @@ class ForgeLanguageServer(LanguageServer):
             from forge_lsp.runtime import WorkspaceRuntime
 
             runtime = WorkspaceRuntime(key, files=EditorFiles(self), ask=self.ask_user, editor_settings=self.editor_settings)
+            runtime.on_notice = self.show_notice
             self.runtimes[key] = runtime
             self.report_config(runtime)
         return self.runtimes[key]

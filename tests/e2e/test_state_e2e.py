@@ -1,0 +1,32 @@
+"""Hostile state and files through the real server: a damaged state file, a FIFO in the workspace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types as t
+from pytest_lsp import LanguageClient
+
+from conftest import write_script
+
+pytestmark = pytest.mark.timeout(60)
+
+
+async def command(client: LanguageClient, name: str, arg: Any = None) -> Any:
+    return await client.workspace_execute_command_async(t.ExecuteCommandParams(command=name, arguments=[arg or {}]))
+
+
+async def test_forge_run_on_a_damaged_state_file_moves_it_aside_and_completes(client: LanguageClient, ws: Path) -> None:
+    (ws / ".forge").mkdir(exist_ok=True)
+    (ws / ".forge" / "state.sqlite3").write_bytes(b"not a database " * 300)
+    write_script(ws, {"text": "hello back"})
+    result = await command(client, "forge.run", {"prompt": "hi"})
+    assert result["status"] == "completed" and result["text"] == "hello back"
+    moved = [p.name for p in (ws / ".forge").iterdir() if p.name.startswith("state.sqlite3.damaged-")]
+    assert len(moved) == 1
+    shown = [m.message for m in client.messages if "damaged" in m.message]
+    assert len(shown) == 1 and moved[0] in shown[0]
+    status = await command(client, "forge.status")
+    assert status["running"] is False

@@ -1,0 +1,345 @@
+"""Hostile workspaces against the state store: a committed .forge/state.sqlite3 is an attacker's file.
+
+Each test is one attack of issue 9 and records an "attack: " row. Processes
+that a forged row names are stand-ins the test starts itself (`sleep`), and
+os.killpg/os.kill are recorded, so a failing test never signals anything real.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from forge_lsp import state
+from forge_lsp.state import STATE_FILE, StateStore
+
+pytestmark = pytest.mark.timeout(60)
+
+Record = Callable[[str, str, str], None]
+PROCESSES = """CREATE TABLE processes (pid INTEGER PRIMARY KEY, pgid INTEGER NOT NULL, boot_id TEXT NOT NULL,
+  started TEXT NOT NULL, cmdline TEXT NOT NULL, uid INTEGER NOT NULL, server INTEGER NOT NULL, server_started TEXT NOT NULL)"""
+DEAD_SERVER = 2**22 + 12345  # above pid_max's default: no process has it
+
+
+def boot_id() -> str:
+    return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+
+
+def start_time(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except OSError:
+        return None
+
+
+def cmdline(pid: int) -> list[str]:
+    return [a.decode() for a in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:-1]]
+
+
+def alive(pid: int) -> bool:
+    try:
+        return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+
+
+@pytest.fixture
+def signals(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """Every os.killpg / os.kill the code under test makes, recorded instead of sent."""
+    calls: list[tuple[str, int]] = []
+    monkeypatch.setattr(os, "killpg", lambda pgid, sig: calls.append(("killpg", pgid)))
+    monkeypatch.setattr(os, "kill", lambda pid, sig: calls.append(("kill", pid)))
+    return calls
+
+
+@pytest.fixture
+def sleeper() -> Iterator[subprocess.Popen[bytes]]:
+    """A harmless process of our own, leading its own group, as a shell command of the server would."""
+    proc = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def forge_rows(workspace: Path, *rows: dict[str, Any]) -> None:
+    """The attacker's state file: the current layout, with rows of their choosing."""
+    folder = workspace / ".forge"
+    folder.mkdir(exist_ok=True)
+    db = sqlite3.connect(folder / STATE_FILE)
+    db.execute(PROCESSES)
+    for row in rows:
+        db.execute(
+            "INSERT INTO processes VALUES (:pid, :pgid, :boot_id, :started, :cmdline, :uid, :server, :server_started)", row
+        )
+    db.commit()
+    db.close()
+
+
+def true_row(pid: int) -> dict[str, Any]:
+    """A row with every fact right about pid, as /proc shows it now, from a server that died."""
+    return {
+        "pid": pid,
+        "pgid": pid,
+        "boot_id": boot_id(),
+        "started": start_time(pid),
+        "cmdline": json.dumps(cmdline(pid)),
+        "uid": os.getuid(),
+        "server": DEAD_SERVER,
+        "server_started": "1",
+    }
+
+
+@pytest.mark.parametrize(
+    "lie",
+    [
+        {"boot_id": "00000000-0000-0000-0000-000000000000"},
+        {"started": "1"},
+        {"cmdline": json.dumps(["/bin/bash", "-c", "make build"])},
+    ],
+    ids=["wrong-boot-id", "wrong-start-time", "wrong-command"],
+)
+def test_a_row_that_does_not_match_proc_in_every_detail_is_never_signalled(
+    workspace: Path, sleeper: subprocess.Popen[bytes], lie: dict[str, Any], record_reliability: Record
+) -> None:
+    forge_rows(workspace, {**true_row(sleeper.pid), **lie})
+    StateStore(workspace).close()
+    assert alive(sleeper.pid)
+    reopened = sqlite3.connect(workspace / ".forge" / STATE_FILE)
+    assert reopened.execute("SELECT count(*) FROM processes").fetchone() == (0,)  # dropped, never acted on
+    record_reliability(
+        f"attack: committed state row naming a live pid with a {next(iter(lie))} of the attacker's",
+        "sleep 300 of the test's own, row with every other fact right",
+        "not signalled; row dropped",
+    )
+
+
+def test_the_reaper_still_kills_what_a_dead_server_of_this_boot_left(workspace: Path, sleeper: subprocess.Popen[bytes]) -> None:
+    # The control for the test above: a row true in every detail is acted on.
+    forge_rows(workspace, true_row(sleeper.pid))
+    StateStore(workspace).close()
+    sleeper.wait(10)
+    assert not alive(sleeper.pid)
+
+
+def test_a_process_of_another_user_is_never_signalled(workspace: Path, record_reliability: Record) -> None:
+    if os.getuid() != 0:
+        pytest.skip("starting a process as another user needs root")
+    other = subprocess.Popen(["sleep", "300"], start_new_session=True, user=65534)
+    try:
+        forge_rows(workspace, {**true_row(other.pid), "uid": os.getuid()})
+        StateStore(workspace).close()
+        assert alive(other.pid)
+    finally:
+        other.kill()
+        other.wait()
+    record_reliability("attack: committed state row naming another user's process", "sleep 300 as nobody", "not signalled")
+
+
+def test_pid_1_the_servers_group_and_its_ancestors_are_never_signalled(
+    workspace: Path, signals: list[tuple[str, int]], record_reliability: Record
+) -> None:
+    targets = {1, os.getpgrp(), os.getpid(), os.getppid(), os.getsid(0)}
+    forge_rows(workspace, *(true_row(pid) for pid in sorted(targets) if start_time(pid) is not None))
+    forge_rows_extra = sqlite3.connect(workspace / ".forge" / STATE_FILE)
+    # The best guess an attacker can make is every fact right: still never signalled.
+    assert forge_rows_extra.execute("SELECT count(*) FROM processes").fetchone()[0] >= 3
+    forge_rows_extra.close()
+    StateStore(workspace).close()
+    assert signals == []
+    record_reliability(
+        "attack: committed state row naming pid 1 / the server's own group / its parent (kill(-1))",
+        "rows with the true boot id, start time and command line",
+        "nothing signalled",
+    )
+
+
+def test_an_old_layout_row_is_dropped_unread(workspace: Path, signals: list[tuple[str, int]]) -> None:
+    folder = workspace / ".forge"
+    folder.mkdir()
+    db = sqlite3.connect(folder / STATE_FILE)
+    db.execute("CREATE TABLE processes (pid INTEGER PRIMARY KEY, started TEXT NOT NULL, server INTEGER NOT NULL)")
+    db.execute("INSERT INTO processes VALUES (1, ?, ?)", (start_time(1), DEAD_SERVER))
+    db.commit()
+    db.close()
+    StateStore(workspace).close()
+    assert signals == []
+
+
+def test_a_symlinked_state_file_is_moved_aside_not_followed(tmp_path: Path, workspace: Path, record_reliability: Record) -> None:
+    outside = tmp_path / "victim.sqlite3"
+    db = sqlite3.connect(outside)
+    db.execute("CREATE TABLE precious (x)")
+    db.commit()
+    db.close()
+    before = outside.read_bytes()
+    (workspace / ".forge").mkdir()
+    link = workspace / ".forge" / STATE_FILE
+    link.symlink_to(outside)
+    seen: list[str] = []
+    store = StateStore(workspace, notify=seen.append)
+    store.append(store.current_conversation(), "t", state.ChatMessage("user", "hello"))
+    store.close()
+    assert outside.read_bytes() == before and not (tmp_path / "victim.sqlite3-wal").exists()
+    assert not link.is_symlink() and link.is_file()
+    moved = [p for p in link.parent.iterdir() if p.name.startswith(f"{STATE_FILE}.refused-")]
+    assert len(moved) == 1 and moved[0].is_symlink()
+    assert len(seen) == 1 and str(link) in seen[0] and str(moved[0]) in seen[0] and "symlink" in seen[0]
+    record_reliability(
+        "attack: .forge/state.sqlite3 a symlink to a file outside the workspace",
+        "open the state",
+        "link moved aside, target untouched",
+    )
+
+
+def test_a_symlinked_wal_file_is_refused(tmp_path: Path, workspace: Path) -> None:
+    outside = tmp_path / "victim"
+    outside.write_bytes(b"keep me")
+    (workspace / ".forge").mkdir()
+    StateStore(workspace).close()
+    (workspace / ".forge" / f"{STATE_FILE}-wal").symlink_to(outside)
+    store = StateStore(workspace, notify=lambda _m: None)
+    store.append(store.current_conversation(), "t", state.ChatMessage("user", "hello"))
+    store.close()
+    assert outside.read_bytes() == b"keep me"
+
+
+def test_a_symlinked_forge_folder_is_not_used(tmp_path: Path, workspace: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (workspace / ".forge").symlink_to(outside)
+    seen: list[str] = []
+    store = StateStore(workspace, notify=seen.append)
+    store.append(store.current_conversation(), "t", state.ChatMessage("user", "hello"))
+    store.close()
+    assert list(outside.iterdir()) == []
+    assert store.path.is_relative_to(Path(os.environ["XDG_STATE_HOME"]))
+    assert len(seen) == 1 and str(store.path) in seen[0]
+
+
+def test_a_state_file_of_another_user_is_not_used(workspace: Path, record_reliability: Record) -> None:
+    if os.getuid() != 0:
+        pytest.skip("chown to another user needs root")
+    StateStore(workspace).close()
+    path = workspace / ".forge" / STATE_FILE
+    os.chown(path, 65534, 65534)
+    seen: list[str] = []
+    store = StateStore(workspace, notify=seen.append)
+    store.close()
+    assert path.stat().st_uid == os.getuid()
+    (moved,) = [p for p in path.parent.iterdir() if p.name.startswith(f"{STATE_FILE}.refused-")]
+    assert moved.stat().st_uid == 65534
+    assert len(seen) == 1 and "uid 65534" in seen[0] and str(moved) in seen[0]
+    record_reliability("attack: .forge/state.sqlite3 owned by another user", "open the state", "moved aside, fresh file")
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        b"this is not a database at all\n" * 100,
+        b"SQLite format 3\x00" + b"\xff" * 4000,
+    ],
+    ids=["garbage", "corrupt-header"],
+)
+def test_a_damaged_state_file_is_moved_aside_with_one_message(workspace: Path, damage: bytes, record_reliability: Record) -> None:
+    (workspace / ".forge").mkdir()
+    path = workspace / ".forge" / STATE_FILE
+    path.write_bytes(damage)
+    seen: list[str] = []
+    store = StateStore(workspace, notify=seen.append)
+    cid = store.current_conversation()
+    store.append(cid, "t", state.ChatMessage("user", "hello"))
+    assert [m.content for m in store.history(cid)] == ["hello"]
+    store.close()
+    (moved,) = [p for p in path.parent.iterdir() if p.name.startswith(f"{STATE_FILE}.damaged-")]
+    assert moved.read_bytes() == damage
+    assert len(seen) == 1 and str(path) in seen[0] and str(moved) in seen[0]
+    record_reliability(
+        "attack: damaged .forge/state.sqlite3", "garbage / corrupt header", "moved aside, one message, fresh state"
+    )
+
+
+def test_a_state_file_with_the_wrong_schema_is_moved_aside(workspace: Path) -> None:
+    (workspace / ".forge").mkdir()
+    path = workspace / ".forge" / STATE_FILE
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE messages (id INTEGER PRIMARY KEY, body BLOB)")
+    db.commit()
+    db.close()
+    seen: list[str] = []
+    StateStore(workspace, notify=seen.append).close()
+    assert len(seen) == 1 and "messages" in seen[0] and "damaged" in seen[0]
+
+
+def test_a_stored_message_that_does_not_parse_is_skipped(workspace: Path) -> None:
+    store = StateStore(workspace)
+    cid = store.current_conversation()
+    store.append(cid, "t", state.ChatMessage("user", "kept"))
+    store._run("INSERT INTO messages (conversation_id, turn_id, data, created) VALUES (?, 't', '[1, 2', 0)", (cid,))
+    store._run("INSERT INTO messages (conversation_id, turn_id, data, created) VALUES (?, 't', '{\"x\": 1}', 0)", (cid,))
+    assert [m.content for m in store.history(cid)] == ["kept"]
+    store.close()
+
+
+def test_cli_run_on_a_garbage_state_file_says_so_without_a_traceback(workspace: Path, record_reliability: Record) -> None:
+    (workspace / ".forge").mkdir()
+    (workspace / ".forge" / STATE_FILE).write_bytes(b"garbage " * 500)
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    done = subprocess.run(
+        [sys.executable, "-m", "forge_lsp", "run", "hello", "-w", str(workspace), "-m", "scripted/echo"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 0, done.stderr
+    assert "damaged" in done.stderr and f"{STATE_FILE}.damaged-" in done.stderr
+    record_reliability("attack: forge-lsp run on a garbage state file", "forge-lsp run", "one message on stderr, turn completed")
+
+
+def test_three_concurrent_cli_runs_one_turn_at_a_time_history_well_formed(workspace: Path, record_reliability: Record) -> None:
+    go = workspace / "go"
+    wait = f"while [ ! -e {go} ]; do sleep 0.05; done; echo ran"
+    script = workspace / "script.json"
+    script.write_text(
+        json.dumps({"responses": [{"tool_calls": [{"name": "shell", "arguments": {"command": wait}}]}, {"text": "finished"}]})
+    )
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    argv = [sys.executable, "-m", "forge_lsp", "run", "go", "-w", str(workspace), "-m", f"scripted/{script}"]
+    procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for _ in range(3)]
+    try:
+        # Two of them must be refused while the first waits for `go`; then the first may finish.
+        deadline = time.monotonic() + 60
+        while sum(p.poll() is not None for p in procs) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        go.touch()
+        outs = [p.communicate(timeout=60) for p in procs]
+    finally:
+        for p in procs:
+            p.kill()
+    codes = sorted(p.returncode for p in procs)
+    assert codes == [0, 1, 1], outs
+    errors = [err for (_, err), p in zip(outs, procs, strict=True) if p.returncode == 1]
+    for err in errors:
+        assert "a turn is running in this workspace (pid " in err and ", turn " in err and "Traceback" not in err
+    db = sqlite3.connect(workspace / ".forge" / STATE_FILE)
+    rows = [json.loads(d) for (d,) in db.execute("SELECT data FROM messages ORDER BY id")]
+    statuses = [s for (s,) in db.execute("SELECT status FROM turns")]
+    db.close()
+    assert [r["role"] for r in rows] == ["user", "assistant", "tool", "assistant"]
+    assert rows[2]["tool_call_id"] == rows[1]["tool_calls"][0]["id"] and "ran" in rows[2]["content"]
+    assert statuses == ["completed"]
+    record_reliability(
+        "attack: three concurrent forge-lsp run on one conversation",
+        "3 processes at once",
+        "one runs; two refused clearly; history well-formed",
+    )
