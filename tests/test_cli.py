@@ -70,3 +70,12 @@ def test_demo_shows_retries_recovery_and_interrupt(tmp_path: Path, mode: list[st
     assert out.index("✓ shell ok") > out.index("- **Attempts remaining:** 1")  # the recovery
     assert "MaxToolFailurePerTurnLimitReached {limit: 3, errors: {'patch': 3}}" in out
     assert "■ turn interrupted" in out
+
+
+def test_run_without_any_model_fails_at_once_saying_where_to_set_one(workspace: Path) -> None:
+    (workspace / ".forge.toml").write_text("max_tool_failure_per_turn = 2\n")
+    p = forge("run", "hello", "-w", str(workspace))
+    assert p.returncode == 2, p.stderr
+    assert "no model is set" in p.stderr and ".forge.toml" in p.stderr
+    assert "config.toml" in p.stderr and "forge.model" in p.stderr and "--model" in p.stderr
+    assert "Traceback" not in p.stderr and not (workspace / ".forge" / "transcripts").exists()

@@ -16,6 +16,8 @@ from forge_lsp import __version__
 from forge_lsp.render import EventPrinter
 
 EXIT_COMPLETED, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_CANCELLED = 0, 1, 3, 130
+EXIT_USAGE = 2
+MAX_PRINTED_PROBLEMS = 50
 EXIT_CODES = {"completed": EXIT_COMPLETED, "interrupted": EXIT_INTERRUPTED, "failed": EXIT_FAILED, "cancelled": EXIT_CANCELLED}
 
 DEMO_FILES = {
@@ -29,19 +31,25 @@ DEMO_PROMPT = "Change the server port in app.cfg to 9090."
 async def run_headless(prompt: str, workspace: Path, model: str | None, out: TextIO) -> int:
     """Run one turn in-process and print its events; returns the exit code."""
     from forge_lsp.llm.litellm_adapter import warm_up
-    from forge_lsp.runtime import TurnInProgress, WorkspaceRuntime
+    from forge_lsp.runtime import NoModel, TurnInProgress, WorkspaceRuntime
 
     warm_up()
     runtime = WorkspaceRuntime(workspace)
     runtime.on_notice = lambda message: print(message, file=sys.stderr)
-    for problem in runtime.effective.problems:
+    problems = runtime.effective.problems
+    for problem in problems[:MAX_PRINTED_PROBLEMS]:
         print(f"config: {problem}", file=sys.stderr)
+    if len(problems) > MAX_PRINTED_PROBLEMS:
+        print(f"config: ... and {len(problems) - MAX_PRINTED_PROBLEMS} more problems", file=sys.stderr)
     printer = EventPrinter(out)
     try:
         summary = await runtime.run(prompt, lambda e: printer(e.to_dict()), model)
     except TurnInProgress as exc:
         print(f"forge-lsp: {exc}", file=sys.stderr)
         return EXIT_FAILED
+    except NoModel as exc:
+        print(f"forge-lsp: {exc}, or pass --model", file=sys.stderr)
+        return EXIT_USAGE
     finally:
         runtime.close()
     printer.flush_text()

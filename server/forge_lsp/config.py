@@ -1,26 +1,42 @@
 """Layered configuration: defaults < user < editor < workspace, with the source of every value.
 
-Every layer has the same schema (domain.config). A layer with an unknown key
-or a bad value is reported with its file and line, and the last good version
-of that layer stays in force.
+Every layer has the same schema (domain.config). Each unknown key or bad
+value is dropped alone and reported with its file and line; the rest of the
+layer applies. A file that does not parse keeps that layer's last good values.
+In an untrusted workspace the workspace file's keys that need trust are
+ignored (and reported); deny and confirm lists are merged across layers.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from forge_lsp.domain.config import WORKSPACE_FILE, ForgeConfig, build, default_values, validate
+from forge_lsp.domain.config import (
+    MAX_DEPTH,
+    UNION_KEYS,
+    WORKSPACE_FILE,
+    ForgeConfig,
+    build,
+    default_values,
+    trust_reason,
+    validate,
+)
 
-__all__ = ["WORKSPACE_FILE", "ConfigLoader", "ConfigProblem", "EffectiveConfig"]
+__all__ = ["UNTRUSTED", "WORKSPACE_FILE", "ConfigLoader", "ConfigProblem", "EffectiveConfig"]
 LAYERS = ("default", "user", "editor", "workspace")
-# Settings that only the editor client uses (how to start the server); not config keys.
-CLIENT_ONLY = frozenset({"server_path", "python_path", "server_args", "trace", "server_env"})
+# Settings that only the editor client uses (how to start the server), and client facts
+# (workspaceTrusted, from VS Code's workspace.isTrusted): never config keys.
+CLIENT_ONLY = frozenset({"server_path", "python_path", "server_args", "trace", "server_env", "workspace_trusted"})
+MAX_CONFIG_BYTES = 1024 * 1024
+UNTRUSTED = "untrusted"
+"""ConfigProblem.code of a workspace key ignored because the workspace is not trusted."""
 
 
 @dataclass(frozen=True)
@@ -32,6 +48,8 @@ class ConfigProblem:
     message: str
     path: Path | None = None
     line: int | None = None
+    code: str = "config"
+    """"config" for a bad key, value or file; UNTRUSTED for a key ignored in an untrusted workspace."""
 
     def __str__(self) -> str:
         where = (
@@ -52,6 +70,12 @@ class EffectiveConfig:
     values: dict[str, Any]
     sources: dict[str, str]
     problems: list[ConfigProblem] = field(default_factory=list)
+    trusted: bool = False
+
+    @property
+    def ignored(self) -> list[ConfigProblem]:
+        """The workspace keys ignored because the workspace is not trusted."""
+        return [p for p in self.problems if p.code == UNTRUSTED]
 
     def show(self) -> dict[str, dict[str, Any]]:
         """{key: {value, source}} for forge.showConfig."""
@@ -72,10 +96,13 @@ def user_config_path() -> Path:
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
 
 
-def snake_keys(value: Any) -> Any:
-    """Editor settings arrive camelCase (maxToolFailurePerTurn); the schema is snake_case."""
-    if isinstance(value, Mapping):
-        return {_CAMEL.sub(r"_\1", str(k)).lower(): snake_keys(v) for k, v in value.items()}
+def snake_keys(value: Any, depth: int = 0) -> Any:
+    """Editor settings arrive camelCase (maxToolFailurePerTurn); the schema is snake_case.
+
+    Tables deeper than the schema's MAX_DEPTH are left as they are (validate refuses them).
+    """
+    if isinstance(value, Mapping) and depth < MAX_DEPTH:
+        return {_CAMEL.sub(r"_\1", str(k)).lower(): snake_keys(v, depth + 1) for k, v in value.items()}
     return value
 
 
@@ -87,30 +114,70 @@ def _norm(key: str) -> str:
     return ".".join(part.strip().strip("\"'") for part in key.split("."))
 
 
+class KeyLines:
+    """Where each dotted key is set in TOML text (best effort), indexed in one pass.
+
+    Lookups cost a few dict probes, so reporting thousands of bad keys stays linear.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.headers: dict[str, int] = {}
+        self.within: dict[str, int] = {}
+        self.assigns: dict[str, int] = {}
+        self.by_last: dict[str, int] = {}
+        table = ""
+        for n, line in enumerate(text.splitlines(), 1):
+            if m := _HEADER.match(line):
+                table = _norm(m.group(1))
+                self.headers.setdefault(table, n)
+                parts = table.split(".", MAX_DEPTH + 1)[: MAX_DEPTH + 1]
+                for i in range(1, len(parts)):  # a table too deep to walk is reported at its header
+                    self.within.setdefault(".".join(parts[:i]), n)
+                continue
+            if m := _ASSIGN.match(line):
+                key = _norm(m.group(1))
+                self.assigns.setdefault(f"{table}.{key}" if table else key, n)
+                self.by_last.setdefault(key.rsplit(".", 1)[-1], n)
+
+    def line(self, dotted: str) -> int | None:
+        """The first line setting dotted: its table header, its assignment, or an inline table holding it."""
+        parts = dotted.split(".")
+        found = [n for i in range(1, len(parts) + 1) if (n := self.assigns.get(".".join(parts[:i]))) is not None]
+        if (n := self.headers.get(dotted)) is not None:
+            found.append(n)
+        if found:
+            return min(found)
+        return self.by_last.get(parts[-1]) or self.within.get(dotted)
+
+
 def key_line(text: str, dotted: str) -> int | None:
     """The 1-based line where a dotted key is set in TOML text (best effort)."""
-    table = ""
-    fallback = None
-    last = dotted.rsplit(".", 1)[-1]
-    for n, line in enumerate(text.splitlines(), 1):
-        if m := _HEADER.match(line):
-            table = _norm(m.group(1))
-            if table == dotted:
-                return n
-            continue
-        if m := _ASSIGN.match(line):
-            key = _norm(m.group(1))
-            full = f"{table}.{key}" if table else key
-            if full == dotted or dotted.startswith(full + "."):
-                return n
-            if fallback is None and key.rsplit(".", 1)[-1] == last:
-                fallback = n
-    return fallback
+    return KeyLines(text).line(dotted)
 
 
 def _syntax_line(exc: tomllib.TOMLDecodeError, text: str) -> int:
     m = re.search(r"line (\d+)", str(exc))
     return int(m.group(1)) if m else max(1, len(text.splitlines()))
+
+
+_NESTING = re.compile(r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}\n]', re.S)
+
+
+def deepest_line(text: str) -> int:
+    """The line where arrays and inline tables nest deepest (strings and comments skipped)."""
+    depth = best = 0
+    line = best_line = 1
+    for m in _NESTING.finditer(text):
+        token = m.group()
+        if token in "[{":
+            depth += 1
+            if depth > best:
+                best, best_line = depth, line
+        elif token in "]}":
+            depth -= 1
+        else:
+            line += token.count("\n")
+    return best_line
 
 
 class ConfigLoader:
@@ -121,6 +188,7 @@ class ConfigLoader:
         self.user_path = user_path or user_config_path()
         self.editor: dict[str, Any] = {}
         self._last_good: dict[str, dict[str, Any]] = {}
+        self._lines: dict[str, KeyLines] = {}
 
     @property
     def workspace_path(self) -> Path:
@@ -132,6 +200,21 @@ class ConfigLoader:
         self.editor = dict(snake_keys(settings)) if isinstance(settings, Mapping) else {}
 
     def _file_layer(self, layer: str, path: Path, problems: list[ConfigProblem]) -> dict[str, Any] | None:
+        """The layer's good values, or None when the file cannot be used at all (then its last good applies)."""
+        try:
+            info = path.stat()
+        except FileNotFoundError:
+            self._lines.pop(layer, None)
+            return {}
+        except OSError as exc:
+            problems.append(ConfigProblem(layer, "", f"cannot read: {exc}", path))
+            return None
+        if not stat.S_ISREG(info.st_mode):  # a FIFO or device would block the read forever
+            problems.append(ConfigProblem(layer, "", "not a regular file", path))
+            return None
+        if info.st_size > MAX_CONFIG_BYTES:
+            problems.append(ConfigProblem(layer, "", f"{info.st_size} bytes, over the {MAX_CONFIG_BYTES}-byte limit", path))
+            return None
         try:
             # Bytes, as tomllib.load wants them: text mode would turn a bare CR into a newline.
             text = path.read_bytes().decode("utf-8")
@@ -145,20 +228,45 @@ class ConfigLoader:
         except tomllib.TOMLDecodeError as exc:
             problems.append(ConfigProblem(layer, "", f"invalid TOML: {exc}", path, _syntax_line(exc, text)))
             return None
+        except RecursionError:  # tomllib recurses per nesting level: a crafted file exhausts the stack
+            problems.append(
+                ConfigProblem(layer, "", "invalid TOML: arrays or tables nested too deeply", path, deepest_line(text))
+            )
+            return None
         good, issues = validate(table)
+        lines = KeyLines(text)
+        self._lines[layer] = lines
         for issue in issues:
-            problems.append(ConfigProblem(layer, issue.key, issue.message, path, key_line(text, issue.key)))
-        return None if issues else good
+            problems.append(ConfigProblem(layer, issue.key, issue.message, path, lines.line(issue.key)))
+        return good
 
-    def _editor_layer(self, problems: list[ConfigProblem]) -> dict[str, Any] | None:
+    def _editor_layer(self, problems: list[ConfigProblem]) -> dict[str, Any]:
         settings = {k: v for k, v in self.editor.items() if k not in CLIENT_ONLY and v is not None}
         good, issues = validate(settings)
         for issue in issues:
             problems.append(ConfigProblem("editor", issue.key, issue.message))
-        return None if issues else good
+        return good
 
-    def load(self) -> EffectiveConfig:
-        """Merge every layer; a layer with problems keeps its last good values."""
+    def _untrusted(self, layer: dict[str, Any], problems: list[ConfigProblem]) -> dict[str, Any]:
+        """The workspace layer less what needs trust; each ignored key reported at its line."""
+        kept: dict[str, Any] = {}
+        lines = self._lines.get("workspace")
+        for key, value in layer.items():
+            reason = trust_reason(key, value)
+            if reason is None:
+                kept[key] = value
+                continue
+            line = lines.line(key) if lines else None
+            message = f"ignored because this workspace is not trusted: {reason}"
+            problems.append(ConfigProblem("workspace", key, message, self.workspace_path, line, code=UNTRUSTED))
+        return kept
+
+    def load(self, trusted: bool = False) -> EffectiveConfig:
+        """Merge every layer; bad keys are dropped alone, an unreadable file keeps its last good values.
+
+        Untrusted (the default), the workspace file may only set limits and a real provider's model.
+        deny and confirm lists are the union of every layer's.
+        """
         problems: list[ConfigProblem] = []
         layers = {
             "user": self._file_layer("user", self.user_path, problems),
@@ -172,7 +280,12 @@ class ConfigLoader:
                 layer = self._last_good.get(name, {})
             else:
                 self._last_good[name] = layer
+            if name == "workspace" and not trusted:
+                layer = self._untrusted(layer, problems)
             for key, value in layer.items():
+                if key in UNION_KEYS:
+                    # A later layer adds rules, never removes one (a workspace's confirm = [] changes nothing).
+                    value = tuple(dict.fromkeys((*values.get(key, ()), *value)))
                 values[key] = value
                 sources[key] = name
-        return EffectiveConfig(build(values), values, sources, problems)
+        return EffectiveConfig(replace(build(values), trusted=trusted), values, sources, problems, trusted)

@@ -42,6 +42,10 @@ class TurnInProgress(Exception):
     """A turn is already running in this workspace."""
 
 
+class NoModel(ValueError):
+    """No model is set anywhere: the turn cannot start (there is no silent cloud default)."""
+
+
 async def deny_all(_tool: str, _question: str) -> str:
     """The answer when nobody can be asked."""
     return "deny"
@@ -87,7 +91,7 @@ class WorkspaceRuntime:
         self.sleep = sleep
         self.loader = ConfigLoader(self.root, user_config)
         self.loader.set_editor(editor_settings)
-        self.effective: EffectiveConfig = self.loader.load()
+        self.effective: EffectiveConfig = self.loader.load(trusted=True)
         self.templates = TemplateEngine(self.root)
         self.registry = ToolRegistry()
         self._store: StateStore | None = None
@@ -117,7 +121,7 @@ class WorkspaceRuntime:
         """Read the config layers again (and the editor's settings when given)."""
         if editor:
             self.loader.set_editor(editor_settings)
-        self.effective = self.loader.load()
+        self.effective = self.loader.load(trusted=True)
         return self.effective
 
     def preload_templates(self) -> None:
@@ -159,12 +163,21 @@ class WorkspaceRuntime:
         out: dict[str, Any] = {
             "running": self.running,
             "model": self.config.model,
+            "modelSource": self.effective.sources.get("model", "default"),
             "limit": self.config.max_tool_failure_per_turn,
             "errors": dict(self.last_errors),
         }
         if self.running:
             out["turnId"] = self.turn_id
         return out
+
+    def no_model_message(self) -> str:
+        """Where to set a model, for a turn asked for with none set anywhere."""
+        return (
+            f'no model is set: add model = "provider/name" (e.g. "openai/gpt-4o" or "ollama/qwen3") to '
+            f"{self.loader.workspace_path} or to your user config {self.loader.user_path}, "
+            "or set the editor setting forge.model"
+        )
 
     async def _confirm(self, tool: str, question: str) -> bool:
         if question in self._allowed:
@@ -203,6 +216,9 @@ class WorkspaceRuntime:
             raise ValueError("prompt must be a non-empty string")
         if len(prompt) > MAX_PROMPT_CHARS:
             raise ValueError(f"prompt is {len(prompt)} characters, over the {MAX_PROMPT_CHARS}-character limit")
+        model = model or self.config.model
+        if not model:
+            raise NoModel(self.no_model_message())
         turn_id = turn_id or time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:8]
         # Another process (a second editor, the CLI) may run a turn on the same conversation.
         holder = self.store.turn_lock.acquire(turn_id)
@@ -213,7 +229,7 @@ class WorkspaceRuntime:
         finally:
             self.store.turn_lock.release()
 
-    async def _run_locked(self, prompt: str, emit: Emit, model: str | None, turn_id: str) -> TurnSummary:
+    async def _run_locked(self, prompt: str, emit: Emit, model: str, turn_id: str) -> TurnSummary:
         config = self.config
         ctx = ToolContext(
             self.workspace, config, self.files, self.snapshots, self.todos, self._confirm, watch=self.store.watch_process
@@ -236,7 +252,7 @@ class WorkspaceRuntime:
                 log.warning("transcript %s: %s", transcript.path, exc)
             emit(event)
 
-        request = TurnRequest(turn_id, conversation, prompt, model or config.model)
+        request = TurnRequest(turn_id, conversation, prompt, model)
         self._task = asyncio.ensure_future(orchestrator.run(request, fan_out))
         try:
             summary = await asyncio.shield(self._task)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
+
+import pytest
 
 from forge_lsp.config import ConfigLoader, key_line, snake_keys
 
@@ -28,7 +31,7 @@ def test_precedence_default_user_editor_workspace(workspace: Path) -> None:
     (workspace / ".forge.toml").write_text(
         "max_tool_failure_per_turn = 6\n[tools.shell]\nmax_failures = 2\ndeny = ['rm -rf *']\n"
     )
-    eff = ld.load()
+    eff = ld.load(trusted=True)
     assert eff.config.max_tool_failure_per_turn == 6
     assert eff.config.max_requests_per_turn == 60
     assert eff.config.tool_timeout_secs == 20
@@ -61,8 +64,11 @@ def test_last_good_config_stays_in_force(workspace: Path) -> None:
     assert ld.load().config.max_tool_failure_per_turn == 5
     cfg.write_text("max_tool_failure_per_turn = -1\n")
     eff = ld.load()
-    assert eff.config.max_tool_failure_per_turn == 5
+    # A bad value is dropped alone (the default applies); the file still parses.
+    assert eff.config.max_tool_failure_per_turn == 3
     assert eff.problems[0].line == 1 and "must be >= 0" in eff.problems[0].message
+    cfg.write_text("max_tool_failure_per_turn = 5\n")
+    assert ld.load().config.max_tool_failure_per_turn == 5
     cfg.write_text("max_tool_failure_per_turn = [\n")
     eff = ld.load()
     assert eff.config.max_tool_failure_per_turn == 5
@@ -101,3 +107,101 @@ def test_snake_keys() -> None:
         "max_tool_failure_per_turn": 1,
         "retry": {"min_delay_ms": 2},
     }
+
+
+def test_each_bad_key_is_dropped_alone_on_a_fresh_start(workspace: Path) -> None:
+    (workspace / ".forge.toml").write_text(
+        'model = "ollama/qwen3"\nmax_tool_failure_per_turn = 4\ntypo_key = 1\n\n[retry]\nmax_attempts = "lots"\nmin_delay_ms = 5\n'
+    )
+    eff = loader(workspace).load()
+    c = eff.config
+    assert (c.model, c.max_tool_failure_per_turn, c.retry.min_delay_ms, c.retry.max_attempts) == ("ollama/qwen3", 4, 5, 8)
+    assert sorted((p.key, p.line) for p in eff.problems) == [("retry.max_attempts", 6), ("typo_key", 3)]
+    assert eff.sources["model"] == "workspace" and eff.sources["retry.max_attempts"] == "default"
+
+
+def test_bad_editor_setting_dropped_alone(workspace: Path) -> None:
+    ld = loader(workspace)
+    ld.set_editor({"model": "ollama/qwen3", "maxToolFailurePerTurn": "three"})
+    eff = ld.load()
+    assert (eff.config.model, eff.config.max_tool_failure_per_turn) == ("ollama/qwen3", 3)
+    assert [p.key for p in eff.problems] == ["max_tool_failure_per_turn"]
+
+
+def test_no_default_model(workspace: Path) -> None:
+    eff = loader(workspace).load()
+    assert eff.config.model is None
+    assert eff.show()["model"] == {"value": None, "source": "default"}
+
+
+def test_unparsable_file_on_a_fresh_start_is_an_empty_layer(workspace: Path) -> None:
+    (workspace / ".forge.toml").write_text('model = "ollama/qwen3"\nmax_tool_failure_per_turn = [\n')
+    eff = loader(workspace, 'model = "anthropic/claude"\n').load()
+    assert eff.config.model == "anthropic/claude" and eff.sources["model"] == "user"
+    assert [p.message.split(":")[0] for p in eff.problems] == ["invalid TOML"]
+
+
+def test_thousands_of_bad_keys_load_in_linear_time(workspace: Path) -> None:
+    text = "".join(f"bad_key_{i} = {i}\n" for i in range(8000))
+    text += "[tools.shell]\n" + "".join(f"nope_{i} = 1\n" for i in range(500))
+    assert len(text) > 100_000
+    (workspace / ".forge.toml").write_text(text)
+    started = time.perf_counter()
+    eff = loader(workspace).load()
+    elapsed = time.perf_counter() - started
+    assert len(eff.problems) == 8500
+    assert eff.problems[0].line == 1 and eff.problems[7999].line == 8000
+    assert {p.line for p in eff.problems if p.key == "tools.shell.nope_499"} == {8501}
+    assert elapsed < 0.5, f"8500 bad keys took {elapsed:.2f} s"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a = " + "[" * 5000 + "]" * 5000 + "\n",
+        "a = " + "{b = " * 3000 + "1" + "}" * 3000 + "\n",
+        "[" + ".".join(["t"] * 5000) + "]\nx = 1\n",
+    ],
+    ids=["arrays", "inline-tables", "dotted-header"],
+)
+def test_deep_nesting_is_a_clear_error(workspace: Path, text: str) -> None:
+    (workspace / ".forge.toml").write_text('model = "ollama/qwen3"\n' + text)
+    eff = loader(workspace).load()
+    assert eff.problems, "deep nesting must be reported"
+    for p in eff.problems:
+        assert "nested" in p.message and p.line == 2
+    assert "RecursionError" not in " ".join(map(str, eff.problems))
+
+
+def test_deep_editor_settings_do_not_recurse(workspace: Path) -> None:
+    deep: dict[str, object] = {}
+    node = deep
+    for _ in range(5000):
+        node["a"] = {}
+        node = node["a"]  # type: ignore[assignment]
+    ld = loader(workspace)
+    ld.set_editor({"model": "ollama/qwen3", "x": deep})
+    eff = ld.load()
+    assert eff.config.model == "ollama/qwen3"
+    assert len(eff.problems) == 1
+
+
+def test_deny_and_confirm_are_unions_across_layers(workspace: Path) -> None:
+    ld = loader(workspace, '[tools.shell]\nconfirm = ["*"]\ndeny = ["rm -rf *"]\n')
+    ld.set_editor({"tools": {"shell": {"deny": ["curl *"]}}})
+    (workspace / ".forge.toml").write_text("[tools.shell]\nconfirm = []\ndeny = []\n")
+    for trusted in (True, False):
+        shell = ld.load(trusted=trusted).config.shell
+        assert shell.confirm == ("*",)
+        assert shell.deny == ("rm -rf *", "curl *")
+    (workspace / ".forge.toml").write_text('[tools.shell]\nconfirm = ["git push*"]\n')
+    assert ld.load(trusted=True).config.shell.confirm == ("*", "git push*")
+
+
+def test_shell_sandbox_keys(workspace: Path) -> None:
+    ld = loader(workspace, '[tools.shell]\nsandbox = "bwrap"\nnetwork = true\nallow_env = ["PATH"]\n')
+    shell = ld.load().config.shell
+    assert (shell.sandbox, shell.network, shell.allow_env) == ("bwrap", True, ("PATH",))
+    ld = loader(workspace, '[tools.shell]\nsandbox = "docker"\n')
+    eff = ld.load()
+    assert eff.config.shell.sandbox is None and "expected one of" in eff.problems[0].message

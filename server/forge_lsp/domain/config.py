@@ -10,8 +10,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-DEFAULT_MODEL = "openai/gpt-4o"
 WORKSPACE_FILE = ".forge.toml"
+# Tables nest at most this deep in the schema ([tools.shell] deny is 3); deeper is refused, never recursed into.
+MAX_DEPTH = 8
+SANDBOXES = ("bwrap", "none")
 
 
 @dataclass(frozen=True)
@@ -41,13 +43,19 @@ class ShellConfig:
     timeout_secs: int | None = None
     deny: tuple[str, ...] = ()
     confirm: tuple[str, ...] = ()
+    sandbox: str | None = None
+    """"bwrap" or "none"; None lets the shell tool decide (bwrap in an untrusted workspace when installed)."""
+    network: bool = False
+    allow_env: tuple[str, ...] = ()
+    """Environment names the user allows the model to set in a shell call's env (e.g. PATH)."""
 
 
 @dataclass(frozen=True)
 class ForgeConfig:
     """Every effective setting of one workspace."""
 
-    model: str = DEFAULT_MODEL
+    model: str | None = None
+    """No silent default: a turn with no model set anywhere fails, saying where to set one."""
     api_base: str | None = None
     max_tool_failure_per_turn: int = 3
     max_requests_per_turn: int = 100
@@ -63,6 +71,9 @@ class ForgeConfig:
     max_stdout_suffix_lines: int = 100
     max_stdout_line_chars: int = 500
     max_fetch_chars: int = 50000
+    trusted: bool = False
+    """Whether the workspace is trusted (not a config key: the runtime sets it). Tools read it,
+    e.g. the shell's sandbox default for an untrusted workspace."""
     retry: RetryConfig = field(default_factory=RetryConfig)
     shell: ShellConfig = field(default_factory=ShellConfig)
     tools: Mapping[str, ToolConfig] = field(default_factory=dict)
@@ -130,6 +141,13 @@ def _str_list(v: Any) -> tuple[str, ...]:
     return tuple(v)
 
 
+def _sandbox(v: Any) -> str:
+    s = _str(v)
+    if s not in SANDBOXES:
+        raise ValueError(f"expected one of {', '.join(map(repr, SANDBOXES))}, got {s!r}")
+    return s
+
+
 def _int_list(v: Any) -> tuple[int, ...]:
     if not isinstance(v, list | tuple) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
         raise ValueError(f"expected a list of integers, got {_kind(v)}")
@@ -173,7 +191,12 @@ SHELL_KEYS: dict[str, Check] = {
     "timeout_secs": _int(1),
     "deny": _str_list,
     "confirm": _str_list,
+    "sandbox": _sandbox,
+    "network": _bool,
+    "allow_env": _str_list,
 }
+# Lists merged across layers (union): a later layer adds rules, never removes one.
+UNION_KEYS = frozenset({"tools.shell.deny", "tools.shell.confirm"})
 SECRET_KEYS = frozenset({"api_key", "apikey", "api-key"})
 
 
@@ -189,14 +212,21 @@ class ConfigIssue:
 
 
 def flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Nested tables -> dotted keys ({"retry": {"max_attempts": 2}} -> "retry.max_attempts")."""
+    """Nested tables -> dotted keys ({"retry": {"max_attempts": 2}} -> "retry.max_attempts").
+
+    A table nested deeper than MAX_DEPTH is not walked: it becomes one value (of kind "a table"),
+    which check_key then refuses; walking iteratively means no depth can exhaust the stack.
+    """
     out: dict[str, Any] = {}
-    for k, v in table.items():
-        key = f"{prefix}{k}"
-        if isinstance(v, Mapping):
-            out.update(flatten(v, key + "."))
-        else:
-            out[key] = v
+    stack: list[tuple[str, Mapping[str, Any], int]] = [(prefix, table, 1)]
+    while stack:
+        base, current, depth = stack.pop()
+        for k, v in current.items():
+            key = f"{base}{k}"
+            if isinstance(v, Mapping) and depth < MAX_DEPTH:
+                stack.append((key + ".", v, depth + 1))
+            else:
+                out[key] = v
     return out
 
 
@@ -215,17 +245,67 @@ def check_key(key: str, value: Any) -> Any:
 
 
 def validate(table: Mapping[str, Any]) -> tuple[dict[str, Any], list[ConfigIssue]]:
-    """Check one layer: its good values (dotted keys) and its issues."""
+    """Check one layer key by key: its good values (dotted keys) and one issue per bad key.
+
+    A bad key is dropped alone; every other key of the layer still applies.
+    """
     good: dict[str, Any] = {}
     issues: list[ConfigIssue] = []
     for key, value in flatten(table).items():
         try:
             good[key] = check_key(key, value)
         except KeyError:
-            issues.append(ConfigIssue(key, "unknown key"))
+            deep = key.count(".") >= MAX_DEPTH - 1 and isinstance(value, Mapping)
+            issues.append(ConfigIssue(key, f"tables nested more than {MAX_DEPTH} deep" if deep else "unknown key"))
         except ValueError as exc:
             issues.append(ConfigIssue(key, str(exc)))
     return good, issues
+
+
+# Keys a workspace file may set while the workspace is untrusted: limits and tuning only.
+# Everything else (URLs, scripted models, shell rules, sandbox, anything new) needs trust:
+# an allow-list, so a key added later is safe by default.
+UNTRUSTED_SAFE_TOP = frozenset(
+    {
+        "max_tool_failure_per_turn",
+        "max_requests_per_turn",
+        "tool_timeout_secs",
+        "request_timeout_secs",
+        "temperature",
+        "max_tokens",
+        "max_read_lines",
+        "max_line_chars",
+        "max_file_size_bytes",
+        "max_search_lines",
+        "max_stdout_prefix_lines",
+        "max_stdout_suffix_lines",
+        "max_stdout_line_chars",
+        "max_fetch_chars",
+    }
+)
+UNTRUSTED_SAFE_SHELL = frozenset({"max_failures", "timeout_secs"})
+SCRIPTED_PREFIX = "scripted/"
+
+
+def trust_reason(key: str, value: Any) -> str | None:
+    """Why a checked workspace value needs a trusted workspace, or None when it applies anyway."""
+    if key == "model":
+        if isinstance(value, str) and value.startswith(SCRIPTED_PREFIX):
+            return "a scripted model from the workspace would let the repository choose the tool calls"
+        return None
+    if key in UNTRUSTED_SAFE_TOP or key.startswith("retry."):
+        return None
+    parts = key.split(".")
+    if len(parts) == 3 and parts[0] == "tools":
+        if parts[1] != "shell" and parts[2] == "max_failures":
+            return None
+        if parts[1] == "shell" and parts[2] in UNTRUSTED_SAFE_SHELL:
+            return None
+        if parts[1] == "shell":
+            return "shell rules and sandbox settings come only from a trusted workspace"
+    if key == "api_base" or key.endswith(("_url", "_base", "url")):
+        return "a workspace may not send your requests (and API key) to another address"
+    return "this setting can run code or loosen your rules"
 
 
 def build(values: Mapping[str, Any]) -> ForgeConfig:

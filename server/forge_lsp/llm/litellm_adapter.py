@@ -103,7 +103,10 @@ class LiteLLMModel:
 
     def __init__(self, config: ForgeConfig, root: Path, model: str | None = None) -> None:
         self.config = config
-        self.model = resolve_model(model or config.model, root)
+        chosen = model or config.model
+        if not chosen:  # no silent default; the runtime says where to set one before it gets here
+            raise ValueError("no model is set")
+        self.model = resolve_model(chosen, root)
 
     async def complete(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_text: Callable[[str], None]

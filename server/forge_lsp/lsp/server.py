@@ -41,10 +41,12 @@ TEMPLATE_SOURCE = "forge.templates"
 CONTINUE = "Continue"
 ALLOW, DENY, ALWAYS = "Allow", "Deny", "Allow for this conversation"
 MAX_SELECTION_CHARS = 20_000
+# A file with thousands of bad keys must not flood the client: the first ones are enough to fix it.
+MAX_REPORTED_PROBLEMS = 200
 
 
 class TurnRefused(JsonRpcException):
-    """forge.run while a turn runs in the same workspace (LSP RequestFailed)."""
+    """forge.run that cannot start: a turn runs in the same workspace, or no model is set (LSP RequestFailed)."""
 
     CODE = -32803
 
@@ -168,23 +170,32 @@ class ForgeLanguageServer(LanguageServer):
     # -- config ---------------------------------------------------------
 
     def report_config(self, runtime: WorkspaceRuntime) -> None:
-        """Config and template problems as diagnostics on the file (and a log line each)."""
+        """Config and template problems as diagnostics on the file (and a log line each, up to a cap)."""
         by_file: dict[str, list[t.Diagnostic]] = {}
-        for problem in runtime.effective.problems:
+        problems = runtime.effective.problems
+        for problem in problems[:MAX_REPORTED_PROBLEMS]:
             self.log(f"config: {problem}", t.MessageType.Warning)
             if problem.path is None:
                 self.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=f"Forge: {problem}"))
                 continue
             line = (problem.line or 1) - 1
             message = f"{problem.key}: {problem.message}" if problem.key else problem.message
+            # A bad key is dropped alone; a file that does not parse keeps its last good values.
+            message += (
+                " (this key is ignored; the rest of the file applies)"
+                if problem.key
+                else " (the last good config stays in force)"
+            )
             diag = t.Diagnostic(
                 range=convert.line_range(line),
-                message=message + " (the last good config stays in force)",
+                message=message,
                 severity=t.DiagnosticSeverity.Error,
                 source=convert.SOURCE,
                 code="config",
             )
             by_file.setdefault(problem.path.as_uri(), []).append(diag)
+        if len(problems) > MAX_REPORTED_PROBLEMS:
+            self.log(f"config: ... and {len(problems) - MAX_REPORTED_PROBLEMS} more problems", t.MessageType.Warning)
         for uri in {runtime.loader.workspace_path.as_uri(), runtime.loader.user_path.as_uri()}:
             self.diagnostics.set(CONFIG_SOURCE, uri, by_file.get(uri, []))
         for error in runtime.templates.errors:
@@ -466,11 +477,11 @@ def create_server() -> ForgeLanguageServer:
                 f"a Forge turn is already running in {runtime.root} ({runtime.turn_id}); cancel it with forge.cancel first"
             )
         prompt = with_selection(ls, runtime, prompt, uri, arg.get("range"))
-        from forge_lsp.runtime import TurnInProgress
+        from forge_lsp.runtime import NoModel, TurnInProgress
 
         try:
             summary = await ls.run_turn(runtime, prompt, model, request_id.get())
-        except TurnInProgress as exc:
+        except (TurnInProgress, NoModel) as exc:
             raise TurnRefused(str(exc)) from None
         except ValueError as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
