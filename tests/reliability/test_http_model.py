@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import socket
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from forge_lsp.domain.events import Event
+from forge_lsp.llm.litellm_adapter import load_litellm
 from forge_lsp.runtime import WorkspaceRuntime
 
 from support.openai_server import OpenAIStub
@@ -21,15 +25,26 @@ def _key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789")
 
 
-async def run_turn(ws: Path, stub: OpenAIStub, extra: str = "") -> tuple[Any, list[Event], list[float]]:
+async def run_turn(
+    ws: Path,
+    stub: OpenAIStub | str,
+    extra: str = "",
+    *,
+    model: str = "openai/gpt-stub",
+    timeout_s: int = 2,
+    retry: str = "max_attempts = 3\nmin_delay_ms = 5\n",
+    real_sleep: bool = False,
+) -> tuple[Any, list[Event], list[float]]:
+    url = stub if isinstance(stub, str) else stub.url
     (ws / ".forge.toml").write_text(
-        f'model = "openai/gpt-stub"\napi_base = "{stub.url}"\nrequest_timeout_secs = 2\n'
-        f"[retry]\nmax_attempts = 3\nmin_delay_ms = 5\n{extra}"
+        f'model = "{model}"\napi_base = "{url}"\nrequest_timeout_secs = {timeout_s}\n[retry]\n{retry}{extra}'
     )
     sleeps: list[float] = []
 
     async def sleep(s: float) -> None:
         sleeps.append(s)
+        if real_sleep:
+            await asyncio.sleep(s)
 
     runtime = WorkspaceRuntime(ws, sleep=sleep)
     events: list[Event] = []
@@ -118,3 +133,124 @@ async def test_malformed_tool_arguments_are_a_tool_failure_the_model_sees(worksp
     assert retry.tool == "shell" and retry.attempts_left == 2
     tool_msg = stub.requests[1]["body"]["messages"][-1]
     assert "arguments are not a JSON object" in tool_msg["content"] and "<retry>" in tool_msg["content"]
+
+
+@pytest.fixture
+def litellm_loaded() -> None:
+    """Import litellm before the clock starts: the tests time the failure, not the import."""
+    load_litellm()
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+CONTEXT_EXCEEDED = {
+    "error": {
+        "message": "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.",
+        "type": "invalid_request_error",
+        "code": "context_length_exceeded",
+    }
+}
+MODEL_MISSING = {
+    "error": {"message": "The model `gpt-stub` does not exist", "type": "invalid_request_error", "code": "model_not_found"}
+}
+
+
+@pytest.mark.parametrize(
+    ("fault", "words"),
+    [
+        ({"status": 401}, ["HTTP 401", "API key was refused", "OPENAI_API_KEY"]),
+        ({"status": 403}, ["HTTP 403", "permission denied"]),
+        ({"status": 400}, ["HTTP 400", "rejected the request"]),
+        ({"status": 404, "body": MODEL_MISSING}, ["model not found", "check the model setting", "api_base", "does not exist"]),
+        ({"status": 400, "body": {"error": {"message": "model 'llama9' not found, try pulling it first"}}}, ["model not found"]),
+        ({"status": 400, "body": CONTEXT_EXCEEDED}, ["context window", "new conversation", "maximum context length"]),
+    ],
+    ids=["401", "403", "400", "404-model", "400-model-not-found", "context-window-exceeded"],
+)
+async def test_errors_a_retry_cannot_fix_fail_at_once(
+    workspace: Path, fault: dict[str, Any], words: list[str], litellm_loaded: None, record_reliability
+) -> None:  # type: ignore[no-untyped-def]
+    # The default retry policy (8 attempts from 1 s) with real sleeps: a retry would take seconds.
+    with OpenAIStub([fault] * 8) as stub:
+        started = time.monotonic()
+        summary, events, _ = await run_turn(workspace, stub, retry="", real_sleep=True)
+        elapsed = time.monotonic() - started
+    assert summary.status.value == "failed", summary
+    assert of(events, "llmRetry") == [] and len(stub.requests) == 1
+    assert elapsed < 2, elapsed
+    error = summary.error or ""
+    assert error.startswith("model request failed: ")
+    for word in words:
+        assert word in error, (word, error)
+    assert "litellm." not in error and "OpenAIException" not in error  # litellm's class-name noise is gone
+    record_reliability(f"model error a retry cannot fix: {json.dumps(fault)[:80]}", "default [retry]", "turn failed at once")
+
+
+@pytest.mark.parametrize(
+    ("model", "variable", "unset"),
+    [
+        ("openai/gpt-4o", "OPENAI_API_KEY", ["OPENAI_API_KEY"]),
+        ("anthropic/claude-3-5-sonnet-20240620", "ANTHROPIC_API_KEY", ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"]),
+    ],
+    ids=["openai", "anthropic"],
+)
+async def test_missing_api_key_fails_at_once_naming_the_variable(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, model: str, variable: str, unset: list[str], litellm_loaded: None
+) -> None:
+    for name in unset:
+        monkeypatch.delenv(name, raising=False)
+    with OpenAIStub([{"text": "never"}]) as stub:
+        started = time.monotonic()
+        summary, events, _ = await run_turn(workspace, stub, model=model, retry="", real_sleep=True)
+        elapsed = time.monotonic() - started
+    assert summary.status.value == "failed", summary
+    assert summary.error == (
+        f"model request failed: {variable} is not set: export it in the environment that starts forge-lsp (model {model})"
+    )
+    assert of(events, "llmRetry") == [] and stub.requests == []
+    assert elapsed < 2, elapsed
+
+
+async def test_unreachable_server_two_quick_retries_then_cannot_connect(
+    workspace: Path, litellm_loaded: None, record_reliability
+) -> None:  # type: ignore[no-untyped-def]
+    url = f"http://127.0.0.1:{closed_port()}"
+    started = time.monotonic()
+    summary, events, sleeps = await run_turn(workspace, url + "/v1", retry="", real_sleep=True)
+    elapsed = time.monotonic() - started
+    retries = of(events, "llmRetry")
+    assert summary.status.value == "failed", summary
+    assert len(retries) == 2, retries
+    assert all(f"cannot connect to {url}" in r.cause for r in retries)
+    assert summary.error == (
+        f"model request failed: cannot connect to {url} (api_base = {url}/v1): is the model server running there?"
+    )
+    assert "HTTP" not in summary.error
+    assert all(s <= 0.5 for s in sleeps) and elapsed < 3, (sleeps, elapsed)
+    record_reliability("model server not running (connection refused)", "default [retry]", "2 quick retries, then cannot connect")
+
+
+async def test_slow_reply_is_called_a_timeout(workspace: Path, litellm_loaded: None) -> None:
+    with OpenAIStub([{"hang": 3}, {"hang": 3}]) as stub:
+        summary, events, _ = await run_turn(workspace, stub, timeout_s=1, retry="max_attempts = 2\nmin_delay_ms = 5\n")
+    (retry,) = of(events, "llmRetry")
+    assert retry.cause.startswith("model request timed out after 1 s") and "408" not in retry.cause
+    assert summary.status.value == "failed"
+    assert (summary.error or "").startswith("model request failed: model request timed out after 1 s")
+    assert "408" not in (summary.error or "")
+
+
+async def test_rate_limit_is_retried_with_the_delay_capped(workspace: Path) -> None:
+    faults = [{"status": 429}, {"status": 429}, {"status": 429, "headers": {"Retry-After": "30"}}]
+    faults += [{"status": 429, "headers": {"Retry-After": "3600"}}]
+    with OpenAIStub([*faults, {"text": "recovered"}]) as stub:
+        summary, events, sleeps = await run_turn(workspace, stub, retry="max_attempts = 6\nmin_delay_ms = 8000\n")
+    assert summary.status.value == "completed" and summary.text == "recovered"
+    # 8 s, then 16 s capped at 10 s; Retry-After 30 s honoured; Retry-After 3600 s bounded by max_delay_secs (60).
+    assert [r.delay_ms for r in of(events, "llmRetry")] == [8000, 10000, 30000, 60000]
+    assert sleeps == [8.0, 10.0, 30.0, 60.0]
+    assert all(r.cause.startswith("HTTP 429: rate limited") for r in of(events, "llmRetry"))
