@@ -13,9 +13,11 @@ import pytest
 ENV = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
 
 
-def forge(*args: str, cwd: Path | None = None, timeout: int = 90) -> subprocess.CompletedProcess[str]:
+def forge(
+    *args: str, cwd: Path | None = None, timeout: int = 90, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "forge_lsp", *args], capture_output=True, text=True, timeout=timeout, env=ENV, cwd=cwd
+        [sys.executable, "-m", "forge_lsp", *args], capture_output=True, text=True, timeout=timeout, env=env or ENV, cwd=cwd
     )
 
 
@@ -42,7 +44,7 @@ def test_run_interrupted_exits_3(workspace: Path) -> None:
     p = forge("run", "fail", "-w", str(workspace))
     assert p.returncode == 3, p.stderr
     assert "Attempts remaining:** 2" in p.stdout and "Attempts remaining:** 1" in p.stdout
-    assert "MaxToolFailurePerTurnLimitReached {limit: 3, errors: {'shell': 3}}" in p.stdout
+    assert "MaxToolFailurePerTurnLimitReached {limit: 3, errors: {shell: 3}}" in p.stdout
     (transcript,) = (workspace / ".forge" / "transcripts").glob("*.md")
     assert "## Interrupted: MaxToolFailurePerTurnLimitReached" in transcript.read_text()
 
@@ -68,14 +70,83 @@ def test_demo_shows_retries_recovery_and_interrupt(tmp_path: Path, mode: list[st
     assert notices[:2] == ["- **Attempts remaining:** 2", "- **Attempts remaining:** 1"]
     assert "model request failed (HTTP 429" in out
     assert out.index("✓ shell ok") > out.index("- **Attempts remaining:** 1")  # the recovery
-    assert "MaxToolFailurePerTurnLimitReached {limit: 3, errors: {'patch': 3}}" in out
+    assert "MaxToolFailurePerTurnLimitReached {limit: 3, errors: {patch: 3}}" in out
+    assert "{'" not in out  # no Python dict repr anywhere a person reads it
     assert "■ turn interrupted" in out
 
 
 def test_run_without_any_model_fails_at_once_saying_where_to_set_one(workspace: Path) -> None:
     (workspace / ".forge.toml").write_text("max_tool_failure_per_turn = 2\n")
     p = forge("run", "hello", "-w", str(workspace))
-    assert p.returncode == 2, p.stderr
+    assert p.returncode == 1, p.stderr  # exit 1: the turn could not start (docs/cli.md)
     assert "no model is set" in p.stderr and ".forge.toml" in p.stderr
     assert "config.toml" in p.stderr and "forge.model" in p.stderr and "--model" in p.stderr
     assert "Traceback" not in p.stderr and not (workspace / ".forge" / "transcripts").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["run", ""], "the prompt is empty"),
+        (["run", "   "], "the prompt is empty"),
+        (["run"], "required: prompt"),
+        (["run", "x", "-w", "no-such-folder"], "workspace no-such-folder does not exist"),
+        (["run", "x", "-w", "file.txt"], "is not a folder"),
+        (["--tcp", "127.0.0.1", "port"], "--tcp port must be a number"),
+        (["--no-such-option"], "unrecognized arguments: --no-such-option"),
+        (["--log-file", "missing/dir/log.txt", "run", "x"], "No such file or directory"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_1(tmp_path: Path, args: list[str], says: str) -> None:
+    (tmp_path / "file.txt").write_text("")
+    p = forge(*args, cwd=tmp_path)
+    assert p.returncode == 1, p.stderr
+    assert "Traceback" not in p.stderr and p.stdout == ""
+    (line,) = p.stderr.strip().splitlines()
+    assert line.startswith("forge-lsp: ") and says in line
+
+
+def test_failed_turn_counts_the_request_it_made(workspace: Path) -> None:
+    write_script(workspace, {"error": {"status": 401, "message": "bad key"}})
+    p = forge("run", "x", "-w", str(workspace))
+    assert p.returncode == 1
+    assert "■ turn failed: 1 request, 0 tool calls, 0 failures" in p.stdout
+
+
+def test_per_tool_limit_is_named_in_the_interrupt(workspace: Path) -> None:
+    fail = {"tool_calls": [{"name": "shell", "arguments": {"command": "false"}}]}
+    write_script(workspace, fail, fail, fail)
+    with (workspace / ".forge.toml").open("a") as f:
+        f.write("[tools.shell]\nmax_failures = 2\n")
+    p = forge("run", "fail", "-w", str(workspace))
+    assert p.returncode == 3, p.stderr
+    assert "MaxToolFailurePerTurnLimitReached {limit: 3, errors: {shell: 2}}" in p.stdout
+    assert "shell 2 ([tools.shell] max_failures)" in p.stdout
+    assert "limit (3) reached" not in p.stdout
+    (notice,) = [line for line in p.stdout.splitlines() if "0 of 2 attempts left" in line]
+    assert "the turn stops here" in notice and "sent to the model" not in notice
+
+
+def test_a_secret_the_model_echoes_is_redacted_on_stdout(workspace: Path) -> None:
+    secret = "sk-cli-echo-secret-0123456789"
+    write_script(workspace, {"text": f"Your key is {secret}."})
+    p = forge("run", "what is my key", "-w", str(workspace), env={**ENV, "OPENAI_API_KEY": secret})
+    assert p.returncode == 0, p.stderr
+    assert secret not in p.stdout + p.stderr
+    assert "Your key is [REDACTED]." in p.stdout
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_demo_removes_its_temporary_workspace_unless_kept(tmp_path: Path, keep: bool) -> None:
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    p = forge("demo", "--in-process", *(["--keep"] if keep else []), env={**ENV, "TMPDIR": str(tmp)}, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    left = list(tmp.glob("forge-demo-*"))
+    if keep:
+        (root,) = left
+        assert list((root / ".forge" / "transcripts").glob("*.md"))
+        assert f"transcripts: {root}" in p.stdout
+    else:
+        assert left == []
+        assert "temporary workspace removed" in p.stdout

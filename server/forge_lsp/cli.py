@@ -6,19 +6,38 @@ import argparse
 import asyncio
 import logging
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO, cast
 
 from forge_lsp import __version__
-from forge_lsp.render import EventPrinter
+from forge_lsp.render import EventPrinter, say
+
+if TYPE_CHECKING:
+    from forge_lsp.lsp.protocol import ForgeProtocol
 
 EXIT_COMPLETED, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_CANCELLED = 0, 1, 3, 130
-EXIT_USAGE = 2
 MAX_PRINTED_PROBLEMS = 50
 EXIT_CODES = {"completed": EXIT_COMPLETED, "interrupted": EXIT_INTERRUPTED, "failed": EXIT_FAILED, "cancelled": EXIT_CANCELLED}
+EXIT_USAGE = EXIT_FAILED
+"""Bad input to the command line (an empty prompt, a missing folder, an unknown option): one line on stderr."""
+
+log = logging.getLogger(__name__)
+
+
+class UsageError(Exception):
+    """A mistake in what the user typed: reported as one line, never as a traceback."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line and exit 1 (not usage text and exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
 
 DEMO_FILES = {
     "app.cfg": "[server]\nhost: localhost\nport: 8080\n",
@@ -33,37 +52,79 @@ async def run_headless(prompt: str, workspace: Path, model: str | None, out: Tex
     from forge_lsp.llm.litellm_adapter import warm_up
     from forge_lsp.runtime import NoModel, TurnInProgress, WorkspaceRuntime
 
+    check_prompt(prompt)
     warm_up()
     runtime = WorkspaceRuntime(workspace)
-    runtime.on_notice = lambda message: print(message, file=sys.stderr)
+    runtime.on_notice = lambda message: say(sys.stderr, message)
     problems = runtime.effective.problems
     for problem in problems[:MAX_PRINTED_PROBLEMS]:
-        print(f"config: {problem}", file=sys.stderr)
+        say(sys.stderr, f"config: {problem}")
     if len(problems) > MAX_PRINTED_PROBLEMS:
-        print(f"config: ... and {len(problems) - MAX_PRINTED_PROBLEMS} more problems", file=sys.stderr)
+        say(sys.stderr, f"config: ... and {len(problems) - MAX_PRINTED_PROBLEMS} more problems")
     printer = EventPrinter(out)
     try:
         summary = await runtime.run(prompt, lambda e: printer(e.to_dict()), model)
     except TurnInProgress as exc:
-        print(f"forge-lsp: {exc}", file=sys.stderr)
+        say(sys.stderr, f"forge-lsp: {exc}")
         return EXIT_FAILED
     except NoModel as exc:
-        print(f"forge-lsp: {exc}, or pass --model", file=sys.stderr)
+        say(sys.stderr, f"forge-lsp: {exc}, or pass --model")
         return EXIT_USAGE
+    except ValueError as exc:  # the runtime's own check of the prompt
+        raise UsageError(str(exc)) from exc
     finally:
         runtime.close()
     printer.flush_text()
     if summary.text:
-        print(f"\n{summary.text}", file=out)
+        say(out, f"\n{summary.text}")
     return EXIT_CODES[summary.status.value]
+
+
+def check_prompt(prompt: str) -> None:
+    """UsageError for a prompt no turn can run (before seconds go into loading litellm)."""
+    if not prompt.strip():
+        raise UsageError('the prompt is empty: say what the agent should do, e.g. forge-lsp run "fix the failing test"')
+
+
+def check_workspace(path: Path) -> Path:
+    """The workspace folder, or a UsageError saying what is wrong with it."""
+    if not path.exists():
+        raise UsageError(f"workspace {path} does not exist")
+    if not path.is_dir():
+        raise UsageError(f"workspace {path} is not a folder")
+    return path
 
 
 def make_demo_workspace(folder: Path | None = None) -> Path:
     """A temporary workspace with the files the builtin demo script expects."""
     root = folder or Path(tempfile.mkdtemp(prefix="forge-demo-"))
+    root.mkdir(parents=True, exist_ok=True)
     for name, content in DEMO_FILES.items():
         (root / name).write_text(content, encoding="utf-8")
     return root
+
+
+def run_demo(folder: Path | None, in_process: bool, keep: bool, out: TextIO) -> int:
+    """The demo turn in a workspace of its own; a temporary one is removed afterwards unless keep."""
+    temporary = folder is None
+    root = make_demo_workspace(folder)
+    try:
+        say(out, f"forge-lsp demo: workspace {root}\n")
+        if in_process:
+            code = asyncio.run(run_headless(DEMO_PROMPT, root, None, out))
+        else:
+            from forge_lsp.lsp.demo import run_demo_through_server
+
+            code = asyncio.run(run_demo_through_server(root, DEMO_PROMPT, out))
+        if temporary and not keep:
+            say(out, "\ntemporary workspace removed (forge-lsp demo --keep keeps it, with the turn's transcript)")
+        else:
+            say(out, f"\ntranscripts: {root / '.forge' / 'transcripts'}")
+    finally:
+        if temporary and not keep:
+            shutil.rmtree(root, ignore_errors=True)
+    # The demo is meant to end in an interrupt: that is success for it.
+    return 0 if code == EXIT_INTERRUPTED else 1
 
 
 def _setup_logging(verbose: int, log_file: str | None) -> None:
@@ -74,7 +135,7 @@ def _setup_logging(verbose: int, log_file: str | None) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line."""
-    parser = argparse.ArgumentParser(prog="forge-lsp", description="A Forge-style coding agent behind LSP.")
+    parser = _Parser(prog="forge-lsp", description="A Forge-style coding agent behind LSP.")
     parser.add_argument("--version", action="version", version=f"forge-lsp {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (to stderr or --log-file)")
     parser.add_argument("--log-file", help="write logs to this file")
@@ -88,38 +149,60 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="run the builtin demo turn in a temporary workspace")
     demo.add_argument("--workspace", "-w", help="use this folder instead of a temporary one")
     demo.add_argument("--in-process", action="store_true", help="run the turn without the language server")
+    demo.add_argument("--keep", action="store_true", help="keep the temporary workspace (and its transcript) afterwards")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the forge-lsp console script."""
+    """Entry point of the forge-lsp console script: user mistakes are one line on stderr, never a traceback."""
+    try:
+        return _main(argv)
+    except UsageError as exc:
+        say(sys.stderr, f"forge-lsp: {exc}")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        say(sys.stderr, "forge-lsp: cancelled")
+        return EXIT_CANCELLED
+    except OSError as exc:  # a folder that cannot be written, a port in use, a log file in a missing folder
+        log.info("forge-lsp failed", exc_info=True)
+        say(sys.stderr, f"forge-lsp: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}")
+        return EXIT_FAILED
+    except Exception as exc:  # a bug or a damaged state file: still one line; -v shows the traceback
+        log.info("forge-lsp failed", exc_info=True)
+        say(sys.stderr, f"forge-lsp: {type(exc).__name__}: {exc} (run with -v for the traceback)")
+        return EXIT_FAILED
+
+
+def _tcp_address(host: str, port: str) -> tuple[str, int]:
+    try:
+        number = int(port)
+    except ValueError:
+        raise UsageError(f"--tcp port must be a number, not {port!r}") from None
+    if not 0 <= number <= 65535:
+        raise UsageError(f"--tcp port must be between 0 and 65535, not {number}")
+    return host, number
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     _setup_logging(args.verbose, args.log_file)
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     if args.command == "run":
-        workspace = Path(args.workspace)
-        if not workspace.is_dir():
-            print(f"forge-lsp: workspace {workspace} is not a folder", file=sys.stderr)
-            return 2
+        check_prompt(args.prompt)
+        workspace = check_workspace(Path(args.workspace))
         return asyncio.run(run_headless(args.prompt, workspace, args.model, sys.stdout))
     if args.command == "demo":
-        root = make_demo_workspace(Path(args.workspace) if args.workspace else None)
-        print(f"forge-lsp demo: workspace {root}\n", flush=True)
-        if args.in_process:
-            code = asyncio.run(run_headless(DEMO_PROMPT, root, None, sys.stdout))
-        else:
-            from forge_lsp.lsp.demo import run_demo_through_server
-
-            code = asyncio.run(run_demo_through_server(root, DEMO_PROMPT, sys.stdout))
-        print(f"\ntranscripts: {root / '.forge' / 'transcripts'}")
-        # The demo is meant to end in an interrupt: that is success for it.
-        return 0 if code == EXIT_INTERRUPTED else 1
+        folder = Path(args.workspace) if args.workspace else None
+        if folder is not None and folder.exists() and not folder.is_dir():
+            raise UsageError(f"demo workspace {folder} is not a folder")
+        return run_demo(folder, args.in_process, args.keep, sys.stdout)
+    tcp = _tcp_address(*args.tcp) if args.tcp else None
     from forge_lsp.lsp.server import create_server
 
     server = create_server()
-    if args.tcp:
-        host, port = args.tcp
-        server.start_tcp(host, int(port))
+    protocol = cast("ForgeProtocol", server.protocol)
+    if tcp:
+        server.start_tcp(*tcp)
     else:
         # stdout is the LSP channel: the server writes to the real one, and anything else that
         # prints (a library's stray print) goes to stderr instead of corrupting the protocol.
@@ -128,7 +211,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         channel = CoalescingWriter(sys.stdout.buffer)
         sys.stdout = sys.stderr
         server.start_io(sys.stdin.buffer, channel)  # type: ignore[arg-type]
-    return 0
+    # exit after shutdown is 0, exit without it 1 (LSP spec); the client going away without exit is 0.
+    return protocol.exit_code or 0
 
 
 if __name__ == "__main__":

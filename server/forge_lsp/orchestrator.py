@@ -190,8 +190,9 @@ class Orchestrator:
         turn_id = turn.request.turn_id
         while True:
             self._doom_loop_check(turn)
-            reply = await self._request(turn, emit)
+            # Counted when sent: a request that fails (or is cancelled) was still made.
             turn.requests += 1
+            reply = await self._request(turn, emit)
             if reply.text:
                 turn.texts.append(reply.text)
             self._append(turn, reply.to_message())
@@ -201,8 +202,10 @@ class Orchestrator:
                 return TurnStatus.COMPLETED, None
             yields = await self._run_tools(turn, reply, emit)
             if turn.tracker.limit_reached():
-                errors = {n: turn.tracker.error_count(n) for n in turn.tracker.errors()}
-                return TurnStatus.INTERRUPTED, MaxToolFailurePerTurnLimitReached(turn.tracker.limit, errors)
+                tracker = turn.tracker
+                errors = {n: tracker.error_count(n) for n in tracker.errors()}
+                fired = {n: tracker.limit_for(n) for n in tracker.maxed_out_tools()}
+                return TurnStatus.INTERRUPTED, MaxToolFailurePerTurnLimitReached(tracker.limit, errors, fired)
             if yields:
                 return TurnStatus.COMPLETED, None
             if turn.requests >= self.config.max_requests_per_turn:
@@ -249,6 +252,9 @@ class Orchestrator:
             done.append((result, row, len(turn.history) - 1, cause))
         tracker = turn.tracker
         tracker.adjust_record(r for r, _, _, _ in done)
+        # After this batch the turn may stop (a limit, followup, the request cap): then the notices go
+        # into the history but no request carries them now, and the events must say so.
+        ends = tracker.limit_reached() or yields or turn.requests >= self.config.max_requests_per_turn
         for result, row, index, cause in done:
             if not result.is_error:
                 continue
@@ -259,7 +265,7 @@ class Orchestrator:
             self.store.update(row, message)
             turn.history[index] = message
             turn.wire[index - len(turn.history)] = message.to_dict()
-            emit(Retry(turn_id, result.name, result.call_id, left, limit, notice, cause, result.path))
+            emit(Retry(turn_id, result.name, result.call_id, left, limit, notice, cause, result.path, ends))
         return yields
 
     def _doom_loop_check(self, turn: _Turn) -> None:

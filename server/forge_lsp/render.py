@@ -6,9 +6,21 @@ import textwrap
 from collections.abc import Mapping
 from typing import Any, TextIO
 
+from forge_lsp.domain.events import format_reason
+from forge_lsp.redact import redact
+
 
 def _indent(text: str, prefix: str = "      ") -> str:
     return textwrap.indent(text.rstrip(), prefix)
+
+
+def _count(n: Any, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def say(out: TextIO, text: str) -> None:
+    """Print text (whole lines) for a person: every line the CLI prints goes through here, secrets redacted."""
+    print(redact(text), file=out, flush=True)
 
 
 def format_event(event: Mapping[str, Any]) -> str | None:
@@ -26,19 +38,24 @@ def format_event(event: Mapping[str, Any]) -> str | None:
         cause = str(event.get("output", "")).split("<cause>", 1)[-1].split("</cause>", 1)[0]
         return f"  ✗ {event['tool']} failed: {cause.strip().splitlines()[0] if cause.strip() else ''}"
     if kind == "retry":
-        return f"  ↻ retry notice for {event['tool']} ({event['attemptsLeft']} of {event['limit']} attempts left), sent to the model:\n{_indent('<retry>' + event['notice'] + '</retry>')}"
+        budget = f"{event['attemptsLeft']} of {event['limit']} attempts left"
+        if event.get("endsTurn") or event.get("attemptsLeft") == 0:
+            # No request follows: the notice is kept in the conversation, and the model reads it only on Continue.
+            where = "the turn stops here; the notice is kept in the conversation for the next turn"
+        else:
+            where = "sent to the model with the next request"
+        return f"  ↻ retry notice for {event['tool']} ({budget}), {where}:\n{_indent('<retry>' + event['notice'] + '</retry>')}"
     if kind == "llmRetry":
         return f"  ⟳ model request failed ({event['cause']}); retry {event['attempt']} in {event['delayMs']} ms"
     if kind == "interrupt":
-        reason = event["reason"]
-        return (
-            f"  ⛔ interrupted: {reason['kind']} {{limit: {reason['limit']}"
-            + (f", errors: {reason['errors']}}}" if "errors" in reason else "}")
-            + f"\n     {event.get('message', '')}"
-        )
+        return f"  ⛔ interrupted: {format_reason(event['reason'])}\n     {event.get('message', '')}"
     if kind == "turnFinished":
         s = event.get("summary", {})
-        line = f"■ turn {event.get('status')}: {s.get('requests', 0)} requests, {s.get('toolCalls', 0)} tool calls, {s.get('failures', 0)} failures"
+        counts = ", ".join(
+            _count(s.get(key, 0), noun)
+            for key, noun in (("requests", "request"), ("toolCalls", "tool call"), ("failures", "failure"))
+        )
+        line = f"■ turn {event.get('status')}: {counts}"
         if s.get("error"):
             line += f"\n  error: {s['error']}"
         return line
@@ -59,7 +76,7 @@ class EventPrinter:
         self.flush_text()
         line = format_event(event)
         if line is not None:
-            print(line, file=self.out, flush=True)
+            say(self.out, line)
 
     def flush_text(self) -> None:
         """Print gathered assistant text, if any."""
@@ -67,4 +84,4 @@ class EventPrinter:
             text = "".join(self._text).strip()
             self._text.clear()
             if text:
-                print(f"  assistant: {text}", file=self.out, flush=True)
+                say(self.out, f"  assistant: {text}")

@@ -103,11 +103,14 @@ class TranscriptWriter:
             output = event.output if len(event.output) <= MAX_OUTPUT_CHARS else event.output[:MAX_OUTPUT_CHARS] + "\n... [cut]"
             self._write(f"**{'Result' if event.ok else 'Failed'}:**\n\n" + _fence(output))
         elif isinstance(event, Retry):
-            self._write(f"> Retry notice for {event.tool}: attempts remaining {event.attempts_left} of {event.limit}\n")
+            after = " (the turn stops here)" if event.ends_turn else ""
+            self._write(f"> Retry notice for {event.tool}: attempts remaining {event.attempts_left} of {event.limit}{after}\n")
         elif isinstance(event, LlmRetry):
             self._write(f"> Model request failed ({event.cause}); retry {event.attempt} in {event.delay_ms} ms\n")
         elif isinstance(event, Interrupt):
-            self.interrupt_line = self._write(f"## Interrupted: {event.reason.kind}\n\n{event.reason.describe()}\n")
+            self.interrupt_line = self._write(
+                f"## Interrupted: {event.reason.kind}\n\n{event.reason.describe()}\n\n`{event.reason.summary()}`\n"
+            )
         elif isinstance(event, TurnFinished):
             summary = event.summary
             if summary is not None:

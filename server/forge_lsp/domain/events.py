@@ -2,9 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar
+
+
+def format_errors(errors: Mapping[str, int]) -> str:
+    """The errors map as people read it (and the README shows it): {patch: 3, shell: 1}."""
+    return "{" + ", ".join(f"{name}: {count}" for name, count in sorted(errors.items())) + "}"
+
+
+def format_reason(reason: Mapping[str, Any]) -> str:
+    """An interrupt reason's wire dict as one line: MaxToolFailurePerTurnLimitReached {limit: 3, errors: {patch: 3}}."""
+    fields = [f"limit: {reason.get('limit')}"]
+    errors = reason.get("errors")
+    if isinstance(errors, Mapping):
+        fields.append(f"errors: {format_errors(errors)}")
+    return f"{reason.get('kind')} {{{', '.join(fields)}}}"
 
 
 @dataclass(frozen=True)
@@ -13,16 +28,31 @@ class MaxToolFailurePerTurnLimitReached:
 
     limit: int
     errors: dict[str, int]
+    tool_limits: Mapping[str, int] = field(default_factory=dict, compare=False)
+    """The limit of each tool that reached it, where [tools.<name>] max_failures differs from ``limit``.
+
+    Not on the wire (the contract's shape is {kind, limit, errors}); it lets the message name the limit that fired."""
     kind: ClassVar[str] = "MaxToolFailurePerTurnLimitReached"
 
     def to_dict(self) -> dict[str, Any]:
         """The wire shape of the reason."""
         return {"kind": self.kind, "limit": self.limit, "errors": dict(self.errors)}
 
+    def summary(self) -> str:
+        """One line: MaxToolFailurePerTurnLimitReached {limit: 3, errors: {patch: 3}}."""
+        return format_reason(self.to_dict())
+
     def describe(self) -> str:
-        """A sentence for people, as Forge's CLI words it."""
+        """A sentence for people, as Forge's CLI words it, naming the limit that fired."""
         tools = ", ".join(f"{n} ({c})" for n, c in sorted(self.errors.items()) if c)
-        return f"Maximum tool failure limit ({self.limit}) reached for this turn: {tools}"
+        own = {n: v for n, v in sorted(self.tool_limits.items()) if v != self.limit}
+        if not own:
+            return f"Maximum tool failure limit ({self.limit}) reached for this turn: {tools}"
+        # A per-tool limit fired: say which, or the user looks for 3 failures where there were 2.
+        fired = ", ".join(f"{n} {v} ([tools.{n}] max_failures)" for n, v in own.items())
+        if len(own) < len(self.tool_limits):
+            fired += f", {self.limit} (max_tool_failure_per_turn)"
+        return f"Maximum tool failure limit reached for this turn ({fired}): {tools}"
 
 
 @dataclass(frozen=True)
@@ -35,6 +65,10 @@ class MaxRequestPerTurnLimitReached:
     def to_dict(self) -> dict[str, Any]:
         """The wire shape of the reason."""
         return {"kind": self.kind, "limit": self.limit}
+
+    def summary(self) -> str:
+        """One line: MaxRequestPerTurnLimitReached {limit: 100}."""
+        return format_reason(self.to_dict())
 
     def describe(self) -> str:
         """A sentence for people."""
@@ -179,6 +213,8 @@ class Retry(Event):
     notice: str = ""
     error: str = ""
     path: str | None = None
+    ends_turn: bool = False
+    """The turn stops after this batch (a limit, followup, the request cap): no request carries the notice now."""
     type: ClassVar[str] = "retry"
 
     def payload(self) -> dict[str, Any]:
@@ -189,6 +225,7 @@ class Retry(Event):
             "limit": self.limit,
             "notice": self.notice,
             "error": self.error,
+            "endsTurn": self.ends_turn,
         }
         if self.path is not None:
             out["path"] = self.path

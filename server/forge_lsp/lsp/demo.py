@@ -12,7 +12,8 @@ from lsprotocol import types as t
 from pygls.lsp.client import LanguageClient
 
 from forge_lsp.cli import EXIT_CODES, EXIT_FAILED
-from forge_lsp.render import EventPrinter
+from forge_lsp.domain.events import format_reason
+from forge_lsp.render import EventPrinter, say
 
 
 def _plain(value: Any) -> Any:
@@ -52,7 +53,7 @@ async def run_demo_through_server(root: Path, prompt: str, out: TextIO) -> int:
 
     @client.feature(t.WINDOW_SHOW_MESSAGE)
     def on_message(params: t.ShowMessageParams) -> None:
-        print(f"  [window/showMessage {params.type.name}] {params.message}", file=out, flush=True)
+        say(out, f"  [window/showMessage {params.type.name}] {params.message}")
 
     @client.feature(t.PROGRESS)
     def on_progress(params: t.ProgressParams) -> None:
@@ -73,22 +74,24 @@ async def run_demo_through_server(root: Path, prompt: str, out: TextIO) -> int:
             )
         )
         client.initialized(t.InitializedParams())
-        print("LSP: initialize done; workspace/executeCommand forge.run ...\n", file=out, flush=True)
+        say(out, "LSP: initialize done; workspace/executeCommand forge.run ...\n")
         result = await client.workspace_execute_command_async(
             t.ExecuteCommandParams(command="forge.run", arguments=[{"prompt": prompt}])
         )
         printer.flush_text()
         if not isinstance(result, dict):
-            print(f"forge.run returned {result!r}", file=out)
+            say(out, f"forge.run returned {result!r}")
             return EXIT_FAILED
-        print(f"\nforge.run result: status={result['status']} reason={result.get('reason')}", file=out)
+        reason = result.get("reason")
+        say(out, f"\nforge.run result: status {result['status']}" + (f", reason {format_reason(reason)}" if reason else ""))
         for uri, items in sorted(diagnostics.items()):
             if not items:
                 continue
             counts = Counter(f"{d.severity.name if d.severity else '?'} {d.code}" for d in items)
-            print(f"diagnostics on {Path(uri.removeprefix('file://')).relative_to(root)}: {dict(counts)}", file=out)
+            where = Path(uri.removeprefix("file://")).relative_to(root)
+            say(out, f"diagnostics on {where}: " + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
             for d in items:
-                print(f"  line {d.range.start.line + 1}: {d.message}", file=out)
+                say(out, f"  line {d.range.start.line + 1}: {d.message}")
         if not offers:
             # The Continue offer is sent after the result; give it a moment to arrive.
             import asyncio
@@ -98,7 +101,7 @@ async def run_demo_through_server(root: Path, prompt: str, out: TextIO) -> int:
                     break
                 await asyncio.sleep(0.05)
         for offer in offers:
-            print(f"window/showMessageRequest: {offer}  (the demo declines)", file=out)
+            say(out, f"window/showMessageRequest: {offer}  (the demo declines)")
         return EXIT_CODES.get(result["status"], EXIT_FAILED)
     finally:
         try:

@@ -28,6 +28,25 @@ class ForgeProtocol(LanguageServerProtocol):
     """LanguageServerProtocol plus the two hooks above."""
 
     on_cancel_request: Callable[[str | int], None] | None = None
+    exit_code: int | None = None
+    """Set by the exit notification: 0 after a shutdown request, 1 without one (the LSP spec)."""
+
+    @lsp_method(t.EXIT)
+    def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
+        self.exit_code = 0 if self._shutdown else 1
+        server = self._server
+        tcp = getattr(server, "_server", None)
+        if tcp is None:
+            # stdio: pygls's own exit (SystemExit, caught by start_io); the CLI returns exit_code.
+            return (yield from super().lsp_exit(*args))
+        # TCP: pygls would raise SystemExit inside the connection callback, which asyncio logs as an
+        # unhandled exception with a traceback. Stop the connection and the listener instead.
+        if (user_handler := self.fm.features.get(t.EXIT)) is not None:
+            yield user_handler, args, None
+        if self.writer is not None:
+            self.writer.close()
+        server.shutdown()
+        return None
 
     @lsp_method(t.WORKSPACE_EXECUTE_COMMAND)
     def lsp_workspace__execute_command(self, params: t.ExecuteCommandParams) -> Generator[Any, Any, Any]:
