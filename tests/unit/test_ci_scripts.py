@@ -1,0 +1,72 @@
+"""The README's two commands do all the set-up: .ci/test installs what the tests need, and says what it cannot."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+STUB = """#!/bin/sh
+# A python3 that has none of the test dependencies: records what .ci/test asks of it.
+echo "$*" >> "$LOG"
+case "$*" in
+  "-c "*) exit 1 ;;
+esac
+exit 0
+"""
+
+
+def readme_commands() -> list[str]:
+    block = re.search(r"```sh\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    assert block is not None
+    return [line.split("#", 1)[0].strip() for line in block.group(1).splitlines() if line.strip()]
+
+
+def test_ci_runs_exactly_the_readmes_test_command() -> None:
+    install, test = readme_commands()[:2]
+    assert install == "pip install -e . && forge-lsp demo"
+    assert test == "bash .ci/test"
+    commands = [line.split("#", 1)[0].strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert [c for c in commands if c][-1] == test
+
+
+def _run_ci_test(tmp_path: Path, ci: str | None) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """.ci/test in a copy of the repo's scripts, with a python3 lacking pytest and no npm, nvim or tmux on PATH."""
+    repo = tmp_path / "repo"
+    (repo / ".ci").mkdir(parents=True)
+    shutil.copy(ROOT / ".ci" / "test", repo / ".ci" / "test")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").write_text(STUB)
+    (bin_dir / "python3").chmod(0o755)
+    for tool in ("dirname",):
+        found = shutil.which(tool)
+        assert found
+        (bin_dir / tool).symlink_to(found)
+    log = tmp_path / "log"
+    env = {"PATH": str(bin_dir), "LOG": str(log), "HOME": str(tmp_path)}
+    if ci is not None:
+        env["CI"] = ci
+    bash = shutil.which("bash")
+    assert bash
+    p = subprocess.run([bash, str(repo / ".ci" / "test")], capture_output=True, text=True, timeout=30, env=env)
+    return p, log.read_text().splitlines() if log.exists() else []
+
+
+def test_fresh_venv_gets_the_dev_extra_and_names_what_is_missing(tmp_path: Path) -> None:
+    p, calls = _run_ci_test(tmp_path, None)
+    assert p.returncode == 0, p.stderr
+    assert "-m pip install -q -e .[dev]" in calls
+    assert calls[-1] == "-m pytest -q"
+    assert "MISSING node 20+ and npm" in p.stderr
+    assert "tmux" in p.stderr
+
+
+def test_under_ci_nothing_may_be_missing(tmp_path: Path) -> None:
+    p, calls = _run_ci_test(tmp_path, "true")
+    assert p.returncode == 1
+    assert "MISSING node 20+ and npm" in p.stderr and "CI runs every test" in p.stderr
+    assert not any(c.startswith("-m pytest") for c in calls)
