@@ -1,7 +1,10 @@
--- Headless Neovim as a real LSP client: :ForgeRun against the real server on the scripted model.
--- Env: FORGE_PYTHON, FORGE_WORKSPACE, FORGE_PLUGIN. Prints PASS/FAIL lines; exits 0 on success.
+-- Headless Neovim as a real LSP client: the plugin against the real server on the scripted model.
+-- Env: FORGE_PYTHON, FORGE_WORKSPACE (has .forge.toml, main.py, scripts), FORGE_GITONLY (a git-only
+-- repository), FORGE_PLUGIN. Prints PASS/FAIL lines; exits 0 on success.
 local ws = os.getenv("FORGE_WORKSPACE")
+local gitonly = os.getenv("FORGE_GITONLY")
 vim.opt.rtp:prepend(os.getenv("FORGE_PLUGIN"))
+local uv = vim.uv or vim.loop
 
 local function out(line)
   io.stdout:write(line .. "\n")
@@ -14,96 +17,252 @@ local function finish(code, msg)
   end)
 end
 
-local deadline = vim.loop.new_timer()
-deadline:start(100000, 0, vim.schedule_wrap(function()
+local deadline = uv.new_timer()
+deadline:start(150000, 0, vim.schedule_wrap(function()
   out("FAIL timeout")
   os.exit(3)
 end))
 
+-- What the user would see in the message area, in order.
 local notes = {}
 vim.notify = function(msg, level)
-  table.insert(notes, { msg = msg, level = level })
+  table.insert(notes, { msg = msg, level = level or vim.log.levels.INFO })
+  out("NOTE " .. tostring(level) .. " " .. msg)
+end
+
+local function count_notes(pattern)
+  local n = 0
+  for _, note in ipairs(notes) do
+    if note.msg:find(pattern, 1, true) then
+      n = n + 1
+    end
+  end
+  return n
+end
+
+local function wait(ms, what, cond)
+  assert(vim.wait(ms, cond, 20), what .. "; notes: " .. vim.inspect(notes))
+end
+
+local function forge_clients()
+  local n = 0
+  local get = vim.lsp.get_clients or vim.lsp.get_active_clients
+  for _, c in ipairs(get()) do
+    if c.name == "forge" then
+      n = n + 1
+    end
+  end
+  return n
+end
+
+local function script(responses)
+  local f = assert(io.open(ws .. "/script.json", "w"))
+  f:write(vim.json.encode({ responses = responses }))
+  f:close()
+end
+
+local function shell(cmd, text)
+  return { text = text, tool_calls = { { name = "shell", arguments = { command = cmd } } } }
+end
+
+local function finished_turns()
+  local n = 0
+  for _, e in ipairs(require("forge").state.events) do
+    if e.type == "turnFinished" then
+      n = n + 1
+    end
+  end
+  return n
 end
 
 local forge = require("forge")
-forge.setup({ cmd = { os.getenv("FORGE_PYTHON"), "-m", "forge_lsp" }, settings = { maxRequestsPerTurn = 40 } })
+-- Default settings: {} must reach the server as an object (no "unknown key" warning).
+forge.setup({ cmd = { os.getenv("FORGE_PYTHON"), "-m", "forge_lsp" } })
 
 local ok, err = pcall(function()
-  vim.cmd("edit " .. ws .. "/main.py")
-  local client = forge.client()
-  assert(client, "no client")
-  assert(vim.wait(30000, function()
-    return client.initialized
-  end, 50), "server did not initialize")
+  -- A git repository without .forge.toml starts nothing on open.
+  vim.cmd("edit " .. gitonly .. "/notes.txt")
+  vim.wait(300)
+  assert(forge_clients() == 0, "a server started for a git-only repository")
 
-  -- the statusline helper before anything runs
+  -- .forge.toml starts it on open.
+  vim.cmd("edit " .. ws .. "/main.py")
+  wait(5000, "no server for .forge.toml", function()
+    return forge_clients() == 1
+  end)
+  local client = forge.get_client()
+  assert(client, "no client")
+  wait(30000, "server did not initialize", function()
+    return client.initialized
+  end)
   assert(forge.statusline():find("Forge: idle"), forge.statusline())
 
+  -- 1. a demo-like turn: retries, several assistant messages, a reply on many lines.
+  script({
+    shell("exit 1", "Let me look at the configuration first."),
+    shell("exit 2", "Not there.\nMaybe elsewhere."),
+    { text = "Found it.\n\nThe port is now 9090." },
+  })
   vim.cmd("2,3ForgeRun break things")
-  assert(vim.wait(60000, function()
+  wait(60000, "no forge.run result", function()
     return forge.state.last_result ~= nil
-  end, 50), "no forge.run result")
+  end)
   local result = forge.state.last_result
-  assert(result.status == "interrupted", "status " .. tostring(result.status))
-  assert(result.reason.kind == "MaxToolFailurePerTurnLimitReached", vim.inspect(result.reason))
-  assert(result.reason.limit == 3 and result.reason.errors.shell == 3, vim.inspect(result.reason))
-
-  -- retry diagnostics on the transcript, through vim.diagnostic
-  local transcript = ws .. "/.forge/transcripts/" .. result.turnId .. ".md"
-  local bufnr = vim.uri_to_bufnr(vim.uri_from_fname(transcript))
-  assert(vim.wait(5000, function()
-    return #vim.diagnostic.get(bufnr) >= 4
-  end, 50), "diagnostics: " .. vim.inspect(vim.diagnostic.get(bufnr)))
-  local warns, errors = {}, {}
-  for _, d in ipairs(vim.diagnostic.get(bufnr)) do
-    local code = d.code or (d.user_data and d.user_data.lsp and d.user_data.lsp.code)
-    assert(d.source == "forge", "source " .. tostring(d.source))
-    if d.severity == vim.diagnostic.severity.WARN then
-      assert(code == "tool-retry", "code " .. tostring(code))
-      table.insert(warns, d.message)
-    elseif d.severity == vim.diagnostic.severity.ERROR then
-      assert(code == "max-tool-failure-per-turn", "code " .. tostring(code))
-      table.insert(errors, d.message)
-    end
-  end
-  table.sort(warns)
-  assert(#warns == 3 and #errors == 1, vim.inspect({ warns, errors }))
-  assert(warns[1]:find("attempts remaining: 0 of 3", 1, true), warns[1])
-  assert(warns[3]:find("attempts remaining: 2 of 3", 1, true), warns[3])
-
-  -- the interrupt reached the user as a notification
-  local interrupted = false
-  for _, n in ipairs(notes) do
-    if n.msg:find("Maximum tool failure limit (3)", 1, true) and n.level >= vim.log.levels.WARN then
-      interrupted = true
-    end
-  end
-  assert(interrupted, "notifications: " .. vim.inspect(notes))
-  assert(forge.statusline():find("interrupted"), forge.statusline())
-
-  -- the range went to the server with the prompt
+  assert(result.status == "completed", "status " .. tostring(result.status))
+  wait(5000, "no result notification", function()
+    return count_notes("turn completed") == 1
+  end)
+  assert(count_notes("shell failed; 1 attempt(s) left") == 1, "retry notes")
   local started = forge.state.events[1]
   assert(started.type == "turnStarted" and started.prompt:find("selected lines 2%-3 of main.py"), started.prompt)
-
-  -- the log buffer holds the events
+  -- the log holds one line per event and each assistant message whole
   local log = table.concat(vim.api.nvim_buf_get_lines(forge.state.log_buf, 0, -1, false), "\n")
   assert(log:find("↻ shell failed: 2 of 3 attempts left", 1, true), log)
+  assert(log:find("  assistant: Not there.\nMaybe elsewhere.\n", 1, true), log)
+  assert(log:find("assistant: Found it.\n\nThe port is now 9090.", 1, true), log)
+  assert(log:find("■ turn completed: 3 requests, 2 tool calls, 2 failures", 1, true), log)
 
-  -- :ForgeStatus and :ForgeConfig answer
-  vim.cmd("ForgeStatus")
-  assert(vim.wait(10000, function()
-    return forge.state.last_status ~= nil
-  end, 50), "no status")
-  assert(forge.state.last_status.errors.shell == 3, vim.inspect(forge.state.last_status))
-  vim.cmd("ForgeConfig")
-  assert(vim.wait(10000, function()
-    return forge.state.last_config ~= nil
-  end, 50), "no config")
-  assert(forge.state.last_config.max_requests_per_turn.source == "editor", vim.inspect(forge.state.last_config.max_requests_per_turn))
-  out(string.format("summary: %s requests=%d toolCalls=%d failures=%d", result.status, result.requests, result.toolCalls, result.failures))
-  if vim.lsp.stop_client then
-    vim.lsp.stop_client(client.id)
+  -- 2. an interrupt: headless, nobody to ask: told once, with the reason
+  script({ shell("exit 1"), shell("exit 1"), shell("exit 1") })
+  forge.state.last_result = nil
+  vim.cmd("ForgeRun break things")
+  wait(60000, "no interrupted result", function()
+    return forge.state.last_result ~= nil
+  end)
+  result = forge.state.last_result
+  assert(result.status == "interrupted", "status " .. tostring(result.status))
+  assert(result.reason.kind == "MaxToolFailurePerTurnLimitReached" and result.reason.errors.shell == 3, vim.inspect(result.reason))
+  wait(5000, "interrupt not told", function()
+    return count_notes("Maximum tool failure limit (3)") >= 1
+  end)
+  vim.wait(300)
+  assert(count_notes("Maximum tool failure limit (3)") == 1, "interrupt told more than once")
+  assert(forge.statusline():find("interrupted"), forge.statusline())
+  local transcript = ws .. "/.forge/transcripts/" .. result.turnId .. ".md"
+  local tbuf = vim.uri_to_bufnr(vim.uri_from_fname(transcript))
+  wait(5000, "diagnostics", function()
+    return #vim.diagnostic.get(tbuf) >= 4
+  end)
+  for _, d in ipairs(vim.diagnostic.get(tbuf)) do
+    assert(d.source == "forge", "source " .. tostring(d.source))
   end
+
+  -- 3. Continue (auto_continue): the Continue turn's result is told too
+  forge.config.auto_continue = true
+  script({ shell("exit 1"), shell("exit 1"), shell("exit 1"), { text = "recovered" } })
+  local before = finished_turns()
+  vim.cmd("ForgeRun break things")
+  wait(60000, "no Continue turn", function()
+    return finished_turns() == before + 2
+  end)
+  forge.config.auto_continue = false
+  wait(5000, "Continue result not told", function()
+    return count_notes("turn completed") == 2
+  end)
+  assert(forge.state.last_finished.status == "completed", vim.inspect(forge.state.last_finished))
+
+  -- 4. a confirm question through vim.ui.select, answered Deny (an asynchronous picker where the
+  -- request runs in a coroutine, 0.10+; a synchronous one before)
+  local f = assert(io.open(ws .. "/.forge.toml", "a"))
+  f:write('\n[tools.shell]\nconfirm = ["echo deploy*"]\n')
+  f:close()
+  vim.cmd("edit " .. ws .. "/.forge.toml")
+  vim.cmd("write") -- didSave reloads the config on clients without file watchers
+  vim.cmd("edit " .. ws .. "/main.py")
+  local real_uis = vim.api.nvim_list_uis
+  vim.api.nvim_list_uis = function()
+    return { {} }
+  end
+  local asked = {}
+  local real_select = vim.ui.select
+  vim.ui.select = function(items, opts, on_choice)
+    local titles = {}
+    for _, item in ipairs(items) do
+      table.insert(titles, opts.format_item(item))
+    end
+    table.insert(asked, { prompt = opts.prompt, titles = titles })
+    local deny = items[2]
+    if vim.fn.has("nvim-0.10") == 1 then
+      vim.defer_fn(function()
+        on_choice(deny, 2)
+      end, 50)
+    else
+      on_choice(deny, 2)
+    end
+  end
+  script({ shell("echo deploy now"), { text = "ok, not deploying" } })
+  forge.state.last_result = nil
+  vim.cmd("ForgeRun deploy")
+  wait(60000, "no confirm result", function()
+    return forge.state.last_result ~= nil
+  end)
+  vim.ui.select = real_select
+  vim.api.nvim_list_uis = real_uis
+  assert(#asked == 1, "asked: " .. vim.inspect(asked))
+  assert(asked[1].prompt:find("echo deploy now", 1, true), asked[1].prompt)
+  assert(table.concat(asked[1].titles, "|") == "Allow|Deny|Allow for this conversation", vim.inspect(asked[1].titles))
+  assert(forge.state.last_answer == "Deny", tostring(forge.state.last_answer))
+  result = forge.state.last_result
+  assert(result.failures == 1, "the denied command did not fail: " .. vim.inspect(result))
+  local denied = false
+  for _, e in ipairs(forge.state.events) do
+    if e.type == "toolCallFinished" and e.output and e.output:find("the user denied", 1, true) then
+      denied = true
+    end
+  end
+  assert(denied, "no denial in the events")
+
+  -- 5. commands from the log window find the running server (no second server)
+  script({ shell("sleep 30"), { text = "never" } })
+  vim.cmd("ForgeRun slow")
+  wait(30000, "slow turn did not start", function()
+    return forge.state.status == "running shell"
+  end)
+  vim.cmd("ForgeLog")
+  assert(vim.api.nvim_get_current_buf() == forge.state.log_buf, "not in the log window")
+  local t0 = uv.hrtime()
+  vim.cmd("ForgeCancel")
+  wait(10000, "cancel not told", function()
+    return count_notes("Forge: turn cancelled") == 1
+  end)
+  assert((uv.hrtime() - t0) / 1e9 < 5, "cancel was slow")
+  assert(count_notes("no turn is running") == 0, "cancel from the log window missed the turn")
+  assert(forge_clients() == 1, "a second server started")
+  forge.state.last_status = nil
+  vim.cmd("ForgeStatus")
+  wait(10000, "no status from the log window", function()
+    return forge.state.last_status ~= nil
+  end)
+  assert(forge.state.last_status.running == false, vim.inspect(forge.state.last_status))
+
+  -- 6. :ForgeConfig reuses one scratch buffer; q closes it
+  vim.cmd("ForgeConfig")
+  wait(10000, "no config", function()
+    return forge.state.last_config ~= nil
+  end)
+  local cbuf = vim.api.nvim_get_current_buf()
+  assert(vim.bo[cbuf].filetype == "forgeconfig", vim.bo[cbuf].filetype)
+  forge.state.last_config = nil
+  vim.cmd("ForgeConfig")
+  wait(10000, "no config", function()
+    return forge.state.last_config ~= nil
+  end)
+  assert(vim.api.nvim_get_current_buf() == cbuf, "a second config buffer")
+  local wins = #vim.api.nvim_list_wins()
+  vim.cmd("normal q")
+  assert(#vim.api.nvim_list_wins() == wins - 1, "q did not close the config window")
+
+  -- 7. :ForgeTrust reaches the server and reports its answer or its error clearly
+  vim.cmd("ForgeTrust")
+  wait(10000, "no trust answer", function()
+    return count_notes("Forge: trusted ") + count_notes("Forge: forge.trust: ") == 1
+  end)
+
+  -- nothing warned of an unknown key (default settings = {} sent as an object)
+  assert(count_notes("unknown") == 0, "unknown key warned")
+  assert(forge_clients() == 1, "a second server started")
+  out("summary: ok")
+  vim.lsp.stop_client(client.id)
 end)
 
 if ok then
