@@ -166,7 +166,9 @@ local function show(buf)
 end
 
 function M.open_log()
-  show(log_buffer())
+  local buf = log_buffer()
+  local win = show(buf)
+  vim.api.nvim_win_set_cursor(win, { vim.api.nvim_buf_line_count(buf), 0 })
 end
 
 -- Events ---------------------------------------------------------------------
@@ -283,6 +285,7 @@ local function on_progress(err, result, ctx, config)
   elseif value.message then
     M.state.progress = value.message
   end
+  vim.cmd("redrawstatus")
   local default = vim.lsp.handlers["$/progress"]
   if default then
     return default(err, result, ctx, config)
