@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -150,3 +151,26 @@ def test_demo_removes_its_temporary_workspace_unless_kept(tmp_path: Path, keep: 
     else:
         assert left == []
         assert "temporary workspace removed" in p.stdout
+
+
+def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        p = forge("--tcp", "127.0.0.1", str(taken.getsockname()[1]), cwd=tmp_path)
+    assert p.returncode == 1
+    (line,) = p.stderr.strip().splitlines()
+    assert line.startswith("forge-lsp: ") and "address already in use" in line
+
+
+def test_a_reader_that_goes_away_is_not_an_error_message(workspace: Path) -> None:
+    p = subprocess.run(
+        f"{sys.executable} -m forge_lsp run hello -w {workspace} --model scripted/echo | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        env=ENV,
+    )
+    assert p.stdout.startswith("▶ turn")
+    assert "Traceback" not in p.stderr and "Broken pipe" not in p.stderr

@@ -163,6 +163,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         say(sys.stderr, "forge-lsp: cancelled")
         return EXIT_CANCELLED
+    except BrokenPipeError:
+        # The reader went away (`forge-lsp run ... | head`): nothing to report, and nothing more to write.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_FAILED
     except OSError as exc:  # a folder that cannot be written, a port in use, a log file in a missing folder
         log.info("forge-lsp failed", exc_info=True)
         say(sys.stderr, f"forge-lsp: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}")
