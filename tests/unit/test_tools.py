@@ -35,7 +35,8 @@ class Tools:
             self.asked.append(question)
             return answer
 
-        self.ctx = ToolContext(Workspace(root), config or ForgeConfig(), confirm=confirm)
+        # Trusted: these tests are about the tools, not the sandbox an untrusted workspace gets (test_shell.py).
+        self.ctx = ToolContext(Workspace(root), replace(config or ForgeConfig(), trusted=True), confirm=confirm)
         self.registry = ToolRegistry()
 
     async def __call__(self, name: str, **args: Any) -> ToolResult:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 Watch = Callable[[int, bool], None]
 """Told (pid, True) when a process group starts and (pid, False) when it is gone."""
@@ -47,14 +48,64 @@ class Completed:
     timed_out: bool = False
 
 
-def kill_group(proc: asyncio.subprocess.Process) -> None:
+def kill_group(proc: asyncio.subprocess.Process | subprocess.Popen[bytes]) -> None:
     """Kill the process and everything it started (its process group)."""
     if proc.returncode is not None:
         return
+    _killpg(proc.pid)
+
+
+def _killpg(pgid: int) -> None:
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
+        os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+async def _exited(pid: int) -> None:
+    """Wait until the child exits, without reaping it.
+
+    The child stays a zombie until we reap it, so its pid (= its process
+    group's id) cannot be reused: killing the group afterwards cannot hit a
+    stranger, and the group's other members (a `sleep 300 &` left behind)
+    are still found by it.
+    """
+    loop = asyncio.get_running_loop()
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:
+        # No pidfd (old kernel): a thread blocks in waitid, still without reaping.
+        await loop.run_in_executor(None, lambda: os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT))
+        return
+    done = loop.create_future()
+
+    def ready() -> None:
+        if not done.done():
+            done.set_result(None)
+
+    loop.add_reader(fd, ready)
+    try:
+        await done
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
+
+
+_reaping: set[asyncio.Future[Any]] = set()
+
+
+def _reap_later(proc: subprocess.Popen[bytes]) -> None:
+    """Reap a killed child without blocking the event loop (it is dying: SIGKILL was sent)."""
+    if proc.poll() is not None:
+        return
+    future = asyncio.get_running_loop().run_in_executor(None, proc.wait)
+    _reaping.add(future)
+    future.add_done_callback(_reaping.discard)
+
+
+def shell_argv(command: str) -> list[str]:
+    """The argv that runs one command line in bash (sh where there is no bash)."""
+    return ["/bin/bash" if Path("/bin/bash").exists() else "/bin/sh", "-c", command]
 
 
 async def run_process(
@@ -64,72 +115,83 @@ async def run_process(
     timeout: float,
     max_bytes: int = 8 * 1024 * 1024,
     watch: Watch = _ignore,
+    grace: float = 1.0,
 ) -> Completed:
     """Run argv (a list, or a shell command string) and wait, at most timeout seconds.
 
-    On timeout, or when the awaiting task is cancelled, the whole process
-    group is killed, so no grandchild outlives the call.
+    The call ends when the process itself exits (or times out, or the
+    awaiting task is cancelled); then its whole process group is killed,
+    always, so no background child outlives the call or keeps it waiting on
+    a pipe. Output still in the pipes is collected for at most grace seconds.
     """
+    args = shell_argv(argv) if isinstance(argv, str) else list(argv)
     # A session of its own: the process group can be killed whole, grandchildren included.
-    options: dict[str, Any] = {
-        "cwd": cwd,
-        "env": dict(env),
-        "stdin": asyncio.subprocess.DEVNULL,
-        "stdout": asyncio.subprocess.PIPE,
-        "stderr": asyncio.subprocess.PIPE,
-        "start_new_session": True,
-    }
-    if isinstance(argv, str):
-        shell = "/bin/bash" if Path("/bin/bash").exists() else None
-        proc = await asyncio.create_subprocess_shell(argv, executable=shell, **options)
-    else:
-        proc = await asyncio.create_subprocess_exec(*argv, **options)
-
-    async def drain(stream: asyncio.StreamReader | None) -> bytes:
-        if stream is None:
-            return b""
-        chunks: list[bytes] = []
-        size = 0
-        while chunk := await stream.read(65536):
-            if size < max_bytes:
-                chunks.append(chunk[: max_bytes - size])
-            size += len(chunk)
-        return b"".join(chunks)
-
-    watch(proc.pid, True)
-    try:
-        return await _wait(proc, drain, timeout)
-    finally:
-        watch(proc.pid, False)
-
-
-async def _wait(proc: asyncio.subprocess.Process, drain: Callable[..., Any], timeout: float) -> Completed:
-    out_task = asyncio.ensure_future(drain(proc.stdout))
-    err_task = asyncio.ensure_future(drain(proc.stderr))
-    try:
-        await asyncio.wait_for(proc.wait(), timeout)
-        timed_out = False
-    except TimeoutError:
-        kill_group(proc)
-        await proc.wait()
-        timed_out = True
-    except BaseException:
-        kill_group(proc)
-        out_task.cancel()
-        err_task.cancel()
-        raise
-    else:
-        # The shell may have left children holding the pipes open.
-        kill_group(proc)
-    try:
-        out, err = await asyncio.wait_for(asyncio.gather(out_task, err_task), 5)
-    except TimeoutError:
-        out_task.cancel()
-        err_task.cancel()
-        out, err = b"", b""
-    return Completed(
-        proc.returncode if proc.returncode is not None else -1,
-        out.decode("utf-8", errors="replace"),
-        err.decode("utf-8", errors="replace"),
-        timed_out,
+    # Popen, not asyncio's subprocess: asyncio's child watcher reaps the child the moment it
+    # exits, and a reaped leader's pid may be reused before its group is killed.
+    proc = subprocess.Popen(  # noqa: ASYNC220 - fork+exec only; the waiting is asynchronous
+        args,
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
     )
+    watch(proc.pid, True)
+    out = _Sink(max_bytes)
+    err = _Sink(max_bytes)
+    drains = [asyncio.ensure_future(out.drain(proc.stdout)), asyncio.ensure_future(err.drain(proc.stderr))]
+    timed_out = False
+    try:
+        try:
+            await asyncio.wait_for(_exited(proc.pid), timeout)
+        except TimeoutError:
+            timed_out = True
+        # The process has exited (a zombie, not yet reaped) or timed out: end its group now.
+        _killpg(proc.pid)
+        if timed_out:
+            await asyncio.wait_for(_exited(proc.pid), 10)
+        proc.wait()
+        # What the killed group wrote is in the pipes; a process that left the group
+        # (setsid) may keep them open: collect for grace seconds, no longer.
+        await asyncio.wait(drains, timeout=grace)
+    except BaseException:
+        _killpg(proc.pid)
+        _reap_later(proc)
+        raise
+    finally:
+        for task in drains:
+            task.cancel()
+        # Each drain closes its pipe; one cancelled before it started leaves it to us.
+        await asyncio.wait(drains)
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None and not pipe.closed:
+                pipe.close()
+        watch(proc.pid, False)
+    return Completed(proc.returncode if proc.returncode is not None else -1, out.text(), err.text(), timed_out)
+
+
+class _Sink:
+    """The first max_bytes of one pipe's output, kept as it arrives (a cut-off drain loses nothing read)."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.chunks: list[bytes] = []
+        self.size = 0
+
+    async def drain(self, pipe: IO[bytes] | None) -> None:
+        if pipe is None:
+            return
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(loop=loop)
+        transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), pipe)
+        try:
+            while chunk := await reader.read(65536):
+                if self.size < self.max_bytes:
+                    self.chunks.append(chunk[: self.max_bytes - self.size])
+                self.size += len(chunk)
+        finally:
+            transport.close()
+
+    def text(self) -> str:
+        return b"".join(self.chunks).decode("utf-8", errors="replace")

@@ -1,24 +1,141 @@
-"""shell: run a command in the workspace, with deny and confirm patterns."""
+"""shell: run a command in the workspace: deny/confirm rules, env checks, the bwrap sandbox."""
 
 from __future__ import annotations
 
 import fnmatch
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from forge_lsp.domain.config import ShellConfig
+from forge_lsp.tools import sandbox
 from forge_lsp.tools.base import ToolContext, ToolDefinition, ToolFailure, ToolOutput, obj, string
-from forge_lsp.tools.process import run_process
+from forge_lsp.tools.cmdline import Analysis, Unanalysable, analyse, rule_matches
+from forge_lsp.tools.process import run_process, shell_argv
+
+RUN_CHANGING_ENV = (
+    "BASH_ENV",
+    "ENV",
+    "BASH_FUNC_*",
+    "PROMPT_COMMAND",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "PS4",
+    "IFS",
+    "CDPATH",
+    "GLOBIGNORE",
+    "ZDOTDIR",
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "PATH",
+    "LD_*",
+    "DYLD_*",
+    "GCONV_PATH",
+    "PYTHON*",
+    "PERL5*",
+    "PERLLIB",
+    "RUBY*",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "NPM_CONFIG_*",
+    "LUA_INIT*",
+    "LUA_PATH*",
+    "LUA_CPATH*",
+    "TCLLIBPATH",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_EXEC_PATH",
+    "GIT_CONFIG*",
+    "GIT_DIR",
+    "GIT_TEMPLATE_DIR",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "GIT_EDITOR",
+    "GIT_PAGER",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_PROXY_COMMAND",
+    "EDITOR",
+    "VISUAL",
+    "PAGER",
+    "MANPAGER",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "BROWSER",
+)
+"""Environment names that change what a command runs (not just its data); refused in env unless allowed."""
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def matches(command: str, pattern: str) -> bool:
-    """A deny/confirm pattern: a glob over the whole command, or a regex when written /like this/."""
-    if len(pattern) > 1 and pattern.startswith("/") and pattern.endswith("/"):
-        try:
-            return re.search(pattern[1:-1], command) is not None
-        except re.error:
-            return False
-    return fnmatch.fnmatchcase(command.strip(), pattern) or fnmatch.fnmatchcase(command.strip(), pattern + " *")
+def check_env(extra: Mapping[str, Any], allow: tuple[str, ...]) -> dict[str, str]:
+    """The tool's env argument, or ToolFailure naming what it refuses."""
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in extra.items()):
+        raise ToolFailure("env must map names to string values")
+    for name in extra:
+        if any(fnmatch.fnmatchcase(name, a) for a in allow):
+            continue
+        if not _ENV_NAME.fullmatch(name):
+            raise ToolFailure(f"env name {name!r} refused: not a plain variable name")
+        rule = next((p for p in RUN_CHANGING_ENV if fnmatch.fnmatchcase(name.upper(), p)), None)
+        if rule is not None:
+            raise ToolFailure(
+                f"env name {name} refused: it changes what the command runs ({rule}); set it inside the command if it is "
+                "needed, or the user may allow it in the user config's [tools.shell] allow_env"
+            )
+    return dict(extra)
+
+
+async def check_rules(command: str, settings: ShellConfig, ctx: ToolContext) -> None:
+    """Apply [tools.shell] deny and confirm to what the command line runs; ToolFailure if it may not run."""
+    if not settings.deny and not settings.confirm:
+        return
+    analysis: Analysis | None
+    why = ""
+    try:
+        analysis = analyse(command)
+    except Unanalysable as exc:
+        analysis, why = None, str(exc)
+    for pattern in settings.deny:
+        if rule_matches(command, analysis, pattern):
+            raise ToolFailure(f"command denied by [tools.shell] deny pattern {pattern!r}: {command}")
+    if analysis is None:
+        # What it runs is unknown, so no rule can be said not to match: ask (fail closed).
+        question = (
+            f"Allow the agent to run `{command}`? It cannot be checked against your [tools.shell] deny/confirm rules ({why})."
+        )
+        if not await ctx.confirm("shell", question):
+            raise ToolFailure(
+                f"command refused: it cannot be checked against [tools.shell] deny/confirm rules ({why}) and the user "
+                f"did not allow it; write it as plain commands: {command}"
+            )
+        return
+    for pattern in settings.confirm:
+        if rule_matches(command, analysis, pattern):
+            if not await ctx.confirm("shell", f"Allow the agent to run `{command}`? (matches confirm pattern {pattern!r})"):
+                raise ToolFailure(f"the user denied running this command (confirm pattern {pattern!r}): {command}")
+            return
+
+
+async def sandboxed(argv: list[str], cwd: Path, env: dict[str, str], ctx: ToolContext) -> tuple[list[str], dict[str, str]]:
+    """argv and env as they run: under bwrap when [tools.shell] sandbox says so, or unset in an untrusted workspace."""
+    settings = ctx.config.shell
+    mode = settings.sandbox
+    if mode == "none" or (mode is None and ctx.config.trusted):
+        return argv, env
+    problem = await sandbox.unavailable()
+    if problem is not None:
+        if mode == "bwrap":
+            raise ToolFailure(f'[tools.shell] sandbox = "bwrap", but {problem}: {sandbox.INSTALL_HINT}')
+        sandbox.warn_once(f"shell commands of this untrusted workspace run without a sandbox: {problem}; {sandbox.INSTALL_HINT}")
+        return argv, env
+    bwrap = sandbox.bwrap_path()
+    assert bwrap is not None
+    wrapped = sandbox.bwrap_argv(bwrap, ctx.workspace.root, cwd, argv, network=settings.network, home=env.get("HOME"))
+    return wrapped, sandbox.scrub_env(env, settings.allow_env)
 
 
 def truncate(text: str, head: int, tail: int, line_chars: int) -> str:
@@ -37,22 +154,14 @@ async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
     if not command.strip():
         raise ToolFailure("command must not be empty")
     settings = ctx.config.shell
-    for pattern in settings.deny:
-        if matches(command, pattern):
-            raise ToolFailure(f"command denied by [tools.shell] deny pattern {pattern!r}: {command}")
-    for pattern in settings.confirm:
-        if matches(command, pattern):
-            if not await ctx.confirm("shell", f"Allow the agent to run `{command}`? (matches confirm pattern {pattern!r})"):
-                raise ToolFailure(f"the user denied running this command (confirm pattern {pattern!r}): {command}")
-            break
+    extra = check_env(args.get("env") or {}, settings.allow_env)
+    await check_rules(command, settings, ctx)
     cwd = ctx.workspace.resolve(args.get("cwd") or ".")
     if not cwd.is_dir():
         raise ToolFailure(f"cwd {ctx.workspace.relative(cwd)} is not a directory")
-    extra = args.get("env") or {}
-    if not all(isinstance(k, str) and isinstance(v, str) for k, v in extra.items()):
-        raise ToolFailure("env must map names to string values")
     timeout = ctx.config.shell_timeout()
-    done = await run_process(command, cwd, {**ctx.env, **extra}, timeout, watch=ctx.watch)
+    argv, env = await sandboxed(shell_argv(command), cwd, dict(ctx.env), ctx)
+    done = await run_process(argv, cwd, {**env, **extra}, timeout, watch=ctx.watch)
     cfg = ctx.config
     out = truncate(done.stdout, cfg.max_stdout_prefix_lines, cfg.max_stdout_suffix_lines, cfg.max_stdout_line_chars)
     err = truncate(done.stderr, cfg.max_stdout_prefix_lines, cfg.max_stdout_suffix_lines, cfg.max_stdout_line_chars)
