@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -29,4 +32,15 @@ async def test_forge_run_on_a_damaged_state_file_moves_it_aside_and_completes(cl
     shown = [m.message for m in client.messages if "damaged" in m.message]
     assert len(shown) == 1 and moved[0] in shown[0]
     status = await command(client, "forge.status")
+    assert status["running"] is False
+
+
+async def test_a_read_of_a_fifo_fails_at_once_and_the_server_keeps_answering(client: LanguageClient, ws: Path) -> None:
+    os.mkfifo(ws / "pipe")
+    write_script(ws, {"tool_calls": [{"name": "read", "arguments": {"file_path": "pipe"}}]}, {"text": "gave up"})
+    started = time.monotonic()
+    result = await asyncio.wait_for(command(client, "forge.run", {"prompt": "read the pipe"}), 30)
+    assert result["status"] == "completed" and result["failures"] == 1
+    assert time.monotonic() - started < 20
+    status = await asyncio.wait_for(command(client, "forge.status"), 5)
     assert status["running"] is False

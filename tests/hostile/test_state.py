@@ -7,9 +7,11 @@ os.killpg/os.kill are recorded, so a failing test never signals anything real.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sqlite3
+import stat
 import subprocess
 import sys
 import time
@@ -343,3 +345,98 @@ def test_three_concurrent_cli_runs_one_turn_at_a_time_history_well_formed(worksp
         "3 processes at once",
         "one runs; two refused clearly; history well-formed",
     )
+
+
+# -- files that are not what a text editor expects ------------------------------------
+
+LATIN1 = b"caf\xe9 = 1\r\nname = 'Jos\xe9'\n\xff\xfe raw \x80\x81 bytes\nkeep = 2\n"
+
+
+def tools(root: Path) -> tuple[Any, Any]:
+    from forge_lsp.domain.config import ForgeConfig
+    from forge_lsp.tools.base import ToolContext
+    from forge_lsp.tools.registry import ToolRegistry
+    from forge_lsp.tools.workspace import Workspace
+
+    return ToolRegistry(), ToolContext(Workspace(root), ForgeConfig())
+
+
+async def call(registry: Any, ctx: Any, name: str, **args: Any) -> Any:
+    from forge_lsp.domain.messages import ToolCall
+
+    result, _ = await registry.call(ToolCall("c1", name, json.dumps(args)), ctx)
+    return result
+
+
+async def test_patch_multi_patch_write_and_undo_of_a_non_utf8_file_keep_every_byte(
+    workspace: Path, record_reliability: Record
+) -> None:
+    path = workspace / "legacy.py"
+    path.write_bytes(LATIN1)
+    registry, ctx = tools(workspace)
+    r = await call(registry, ctx, "patch", file_path="legacy.py", old_string="keep = 2", new_string="keep = 3")
+    assert not r.is_error, r.output
+    assert path.read_bytes() == LATIN1.replace(b"keep = 2", b"keep = 3")
+    r = await call(
+        registry,
+        ctx,
+        "multi_patch",
+        file_path="legacy.py",
+        edits=[{"old_string": " raw ", "new_string": " RAW "}, {"old_string": "keep = 3", "new_string": "keep = 4"}],
+    )
+    assert not r.is_error, r.output
+    assert path.read_bytes() == LATIN1.replace(b" raw ", b" RAW ").replace(b"keep = 2", b"keep = 4")
+    r = await call(registry, ctx, "write", file_path="legacy.py", content="fresh\n", overwrite=True)
+    assert not r.is_error and path.read_bytes() == b"fresh\n"
+    for expected in (
+        LATIN1.replace(b" raw ", b" RAW ").replace(b"keep = 2", b"keep = 4"),
+        LATIN1.replace(b"keep = 2", b"keep = 3"),
+        LATIN1,
+    ):
+        r = await call(registry, ctx, "undo", path="legacy.py")
+        assert not r.is_error, r.output
+        assert path.read_bytes() == expected
+    record_reliability(
+        "attack: patch/write/undo of a file with invalid UTF-8 bytes", "Latin-1 bytes, CRLF", "every byte kept; undo byte-exact"
+    )
+
+
+async def test_a_patch_that_names_the_replacement_character_is_refused_file_unchanged(workspace: Path) -> None:
+    path = workspace / "legacy.py"
+    path.write_bytes(LATIN1)
+    registry, ctx = tools(workspace)
+    r = await call(registry, ctx, "read", file_path="legacy.py")
+    assert not r.is_error and "caf\ufffd = 1" in r.output and "not valid UTF-8" in r.output
+    r = await call(registry, ctx, "patch", file_path="legacy.py", old_string="caf\ufffd = 1", new_string="cafe = 1")
+    assert r.is_error and "U+FFFD" in r.output
+    assert path.read_bytes() == LATIN1
+
+
+@pytest.mark.parametrize("tool", ["read", "patch", "write", "multi_patch", "remove"])
+async def test_a_fifo_is_refused_at_once_for_every_file_tool(workspace: Path, tool: str, record_reliability: Record) -> None:
+    fifo = workspace / "pipe"
+    os.mkfifo(fifo)
+    registry, ctx = tools(workspace)
+    args: dict[str, Any] = {
+        "read": {"file_path": "pipe"},
+        "patch": {"file_path": "pipe", "old_string": "a", "new_string": "b"},
+        "write": {"file_path": "pipe", "content": "x", "overwrite": True},
+        "multi_patch": {"file_path": "pipe", "edits": [{"old_string": "a", "new_string": "b"}]},
+        "remove": {"path": "pipe"},
+    }[tool]
+    started = time.monotonic()
+    r = await asyncio.wait_for(call(registry, ctx, tool, **args), 10)
+    assert time.monotonic() - started < 5
+    assert r.is_error and "FIFO" in r.output
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)  # left as it was
+    record_reliability(f"attack: {tool} of a FIFO in the workspace", "mkfifo pipe", "refused at once; server keeps answering")
+
+
+async def test_a_character_device_in_the_workspace_is_refused(workspace: Path) -> None:
+    try:
+        os.mknod(workspace / "zero", stat.S_IFCHR | 0o600, os.makedev(1, 5))  # /dev/zero: a read never ends
+    except (PermissionError, OSError) as exc:
+        pytest.skip(f"cannot make a device node here: {exc}")
+    registry, ctx = tools(workspace)
+    r = await asyncio.wait_for(call(registry, ctx, "read", file_path="zero"), 10)
+    assert r.is_error and "character device" in r.output

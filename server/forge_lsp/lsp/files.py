@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,7 +36,7 @@ class EditorFiles:
     async def write_text(self, path: Path, content: str) -> None:
         doc = self._open(path)
         if doc is None:
-            write_atomic(path, content)
+            await asyncio.to_thread(write_atomic, path, content)  # off the event loop: the server keeps answering
             return
         lines = doc.lines  # type: ignore[attr-defined]
         end = t.Position(line=len(lines), character=0)
@@ -51,4 +52,4 @@ class EditorFiles:
             raise ToolFailure(f"the editor did not apply the edit to {path.name}: {reason}", path.name)
 
     async def delete(self, path: Path) -> None:
-        path.unlink()
+        await asyncio.to_thread(path.unlink)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import stat
 import tempfile
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -44,13 +46,86 @@ class FileStore(Protocol):
         """Remove a file."""
 
 
+ENCODING_ERRORS = "surrogateescape"
+"""Files are decoded and encoded with this: a byte that is not UTF-8 survives an edit around it, byte for byte."""
+
+
+def for_display(text: str) -> str:
+    """File text for people and the model: bytes that are not UTF-8 shown as U+FFFD."""
+    return text.encode("utf-8", ENCODING_ERRORS).decode("utf-8", "replace")
+
+
+def has_invalid_bytes(text: str) -> bool:
+    """True when file text holds bytes that were not valid UTF-8 (kept as lone surrogates)."""
+    return any("\udc80" <= c <= "\udcff" for c in text)
+
+
+def check_text(value: str, what: str, rel: str | None = None) -> str:
+    """A string from the model that will go into a file: it must be encodable UTF-8."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ToolFailure(f"{what} holds a character that is not valid in UTF-8 text at {exc.start}", rel) from None
+    return value
+
+
+FILE_KINDS = {
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFDIR: "a directory",
+}
+
+
+def kind_of(mode: int) -> str:
+    """What a non-regular file is, in words."""
+    return FILE_KINDS.get(stat.S_IFMT(mode), "not a regular file")
+
+
+def read_regular(path: Path, rel: str, limit: int) -> str:
+    """A regular file's text (blocking; run it in a thread). FIFOs, devices and sockets are refused unopened.
+
+    A FIFO would block the open (and a read) forever, a device may never end:
+    the type is checked before open, opened non-blocking, and checked again on
+    the descriptor, so a file swapped in between is caught too.
+    """
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise ToolFailure(f"file not found: {rel}", rel) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise ToolFailure(f"{rel} is a directory, not a file", rel)
+    if not stat.S_ISREG(info.st_mode):
+        raise ToolFailure(f"{rel} is {kind_of(info.st_mode)}, not a regular file; only regular files can be read or edited", rel)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ToolFailure(f"{rel} is {kind_of(info.st_mode)}, not a regular file", rel)
+        size = info.st_size
+        if size > limit:
+            raise ToolFailure(f"{rel} is {size} bytes, over the {limit}-byte limit (max_file_size_bytes)", rel)
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise ToolFailure(f"{rel} grew past the {limit}-byte limit (max_file_size_bytes) while being read", rel)
+    if b"\0" in data[:8192]:
+        raise ToolFailure(f"{rel} is a binary file ({len(data)} bytes); it cannot be read as text", rel)
+    return data.decode("utf-8", ENCODING_ERRORS)
+
+
 def write_atomic(path: Path, content: str) -> None:
-    """Write through a temporary file and rename, so no reader sees half a file."""
+    """Write through a temporary file and rename, so no reader sees half a file (blocking: run it in a thread).
+
+    Text read from a file that was not valid UTF-8 is written back with the
+    same bytes (surrogateescape), so an edit never damages what it did not touch.
+    """
+    data = content.encode("utf-8", ENCODING_ERRORS)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(content)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         if path.exists():
@@ -62,16 +137,16 @@ def write_atomic(path: Path, content: str) -> None:
 
 
 class DiskFiles:
-    """The plain FileStore: atomic writes to disk."""
+    """The plain FileStore: atomic writes to disk, off the event loop."""
 
     async def read_text(self, path: Path) -> str | None:
         return None
 
     async def write_text(self, path: Path, content: str) -> None:
-        write_atomic(path, content)
+        await asyncio.to_thread(write_atomic, path, content)
 
     async def delete(self, path: Path) -> None:
-        path.unlink()
+        await asyncio.to_thread(path.unlink)
 
 
 @dataclass
@@ -118,23 +193,18 @@ class ToolContext:
     """Told about child process groups, so a restarted server can kill what a dead one left."""
 
     async def read_file(self, path: Path, max_bytes: int | None = None) -> str:
-        """A workspace file's text (the editor's buffer when open); refuses binary and huge files."""
+        """A workspace file's text (the editor's buffer when open); refuses binary, huge and non-regular files.
+
+        Bytes that are not UTF-8 come back as lone surrogates (surrogateescape):
+        write the text back and they are the same bytes; show it with for_display.
+        The disk is read in a thread: a slow file system never stalls the server,
+        and the tool timeout still ends the call.
+        """
         buffered = await self.files.read_text(path)
         if buffered is not None:
             return buffered
         rel = self.workspace.relative(path)
-        if not path.exists():
-            raise ToolFailure(f"file not found: {rel}", rel)
-        if path.is_dir():
-            raise ToolFailure(f"{rel} is a directory, not a file", rel)
-        limit = max_bytes or self.config.max_file_size_bytes
-        size = path.stat().st_size
-        if size > limit:
-            raise ToolFailure(f"{rel} is {size} bytes, over the {limit}-byte limit (max_file_size_bytes)", rel)
-        data = path.read_bytes()
-        if b"\0" in data[:8192]:
-            raise ToolFailure(f"{rel} is a binary file ({size} bytes); it cannot be read as text", rel)
-        return data.decode("utf-8", errors="replace")
+        return await asyncio.to_thread(read_regular, path, rel, max_bytes or self.config.max_file_size_bytes)
 
     async def change_file(self, path: Path, content: str | None) -> None:
         """Write (or, with None, remove) a file, keeping its old content for undo."""

@@ -5,7 +5,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from forge_lsp.tools.base import ToolContext, ToolDefinition, ToolFailure, ToolOutput, boolean, obj, string
+from forge_lsp.tools.base import (
+    ToolContext,
+    ToolDefinition,
+    ToolFailure,
+    ToolOutput,
+    boolean,
+    check_text,
+    has_invalid_bytes,
+    obj,
+    string,
+)
 
 
 def apply_edit(text: str, old: str, new: str, replace_all: bool, rel: str) -> tuple[str, int]:
@@ -14,7 +24,10 @@ def apply_edit(text: str, old: str, new: str, replace_all: bool, rel: str) -> tu
         raise ToolFailure("old_string must not be empty", rel)
     count = text.count(old)
     if count == 0:
-        raise ToolFailure(f"old_string not found in {rel}; read the file and copy the exact text, whitespace included", rel)
+        hint = ""
+        if "\ufffd" in old and has_invalid_bytes(text):
+            hint = " (U+FFFD in old_string stands for bytes that are not UTF-8; they cannot be matched: pick text around them)"
+        raise ToolFailure(f"old_string not found in {rel}; read the file and copy the exact text, whitespace included{hint}", rel)
     if count > 1 and not replace_all:
         raise ToolFailure(
             f"old_string occurs {count} times in {rel}; add surrounding lines to make it unique, or set replace_all=true",
@@ -31,7 +44,8 @@ async def apply_edits(ctx: ToolContext, file_path: object, edits: Sequence[Mappi
     total = 0
     for i, edit in enumerate(edits, start=1):
         try:
-            text, n = apply_edit(text, edit["old_string"], edit["new_string"], bool(edit.get("replace_all")), rel)
+            old, new = check_text(edit["old_string"], "old_string", rel), check_text(edit["new_string"], "new_string", rel)
+            text, n = apply_edit(text, old, new, bool(edit.get("replace_all")), rel)
         except ToolFailure as exc:
             raise ToolFailure(f"edit {i} of {len(edits)}: {exc}" if len(edits) > 1 else str(exc), rel) from None
         total += n

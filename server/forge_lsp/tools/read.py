@@ -5,14 +5,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from forge_lsp.tools.base import ToolContext, ToolDefinition, ToolFailure, ToolOutput, boolean, integer, obj, string
+from forge_lsp.tools.base import (
+    ToolContext,
+    ToolDefinition,
+    ToolFailure,
+    ToolOutput,
+    boolean,
+    for_display,
+    has_invalid_bytes,
+    integer,
+    obj,
+    string,
+)
 
 
 async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
     """Read lines start_line..end_line (1-based, inclusive) of a workspace file."""
     path = ctx.workspace.resolve(args["file_path"])
     rel = ctx.workspace.relative(path)
-    text = await ctx.read_file(path)
+    raw = await ctx.read_file(path)
+    invalid = has_invalid_bytes(raw)
+    text = for_display(raw) if invalid else raw
     lines = text.splitlines()
     total = len(lines)
     start = int(args.get("start_line") or 1)
@@ -37,6 +50,8 @@ async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
     note = ""
     if last < total and end is None:
         note = f"\n(showing lines {shown} of {total}; read on with start_line={last + 1})"
+    if invalid:
+        note += "\n(the file is not valid UTF-8: those bytes are shown as U+FFFD; edits keep them as they are)"
     return ToolOutput(
         f'<file_content path="{rel}" display_lines="{shown}" total_lines="{total}">\n{body}\n</file_content>{note}', rel
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from forge_lsp.tools.base import ToolContext, ToolDefinition, ToolFailure, ToolOutput, boolean, obj, string
+from forge_lsp.tools.base import ToolContext, ToolDefinition, ToolFailure, ToolOutput, boolean, check_text, obj, string
 
 
 async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
@@ -16,7 +16,7 @@ async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         raise ToolFailure(f"{rel} is a directory", rel)
     if path.exists() and not args.get("overwrite", False):
         raise ToolFailure(f"{rel} already exists; read it first, then write with overwrite=true or use patch", rel)
-    content: str = args["content"]
+    content = check_text(args["content"], "content", rel)
     await ctx.change_file(path, content)
     return ToolOutput(
         f"Wrote {len(content.encode())} bytes ({content.count(chr(10)) + bool(content and not content.endswith(chr(10)))} lines) to {rel}",
