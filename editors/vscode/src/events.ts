@@ -7,23 +7,37 @@ export interface ForgeEvent {
   [key: string]: unknown;
 }
 
-/** One line for the output channel, or undefined for events not worth a line. */
-export function formatEvent(e: ForgeEvent): string | undefined {
-  switch (e.type) {
-    case "turnStarted":
-      return `▶ turn ${e.turnId} started (model ${String(e.model)}): ${String(e.prompt)}`;
-    case "toolCallStarted":
-      return `  → ${String(e.title || e.tool)}`;
-    case "toolCallFinished":
-      return `  ${e.ok ? "✓" : "✗"} ${String(e.tool)}`;
-    case "retry":
-      return `  ↻ ${String(e.tool)} failed: ${String(e.attemptsLeft)} of ${String(e.limit)} attempts left`;
-    case "llmRetry":
-      return `  ⟳ model request retry ${String(e.attempt)} in ${String(e.delayMs)} ms: ${String(e.cause)}`;
-    case "interrupt":
-      return `  ⛔ ${String(e.message)}`;
-    case "turnFinished":
-      return `■ turn ${String(e.status)}`;
+/** A notification for the user. */
+export interface Notice {
+  level: "info" | "warning" | "error";
+  message: string;
+}
+
+interface Summary {
+  requests?: number;
+  toolCalls?: number;
+  failures?: number;
+  error?: string;
+}
+
+/**
+ * The one notification a turn ends with, from its turnFinished event (so a turn started by Continue
+ * is told as well as one started from the palette). An interrupt is told by the server's own
+ * Continue request and a failure by its error message: nothing more here, or the user gets two.
+ */
+export function turnNotice(e: ForgeEvent): Notice | undefined {
+  if (e.type !== "turnFinished") {
+    return undefined;
+  }
+  const s = (e.summary ?? {}) as Summary;
+  const counts = `${s.requests ?? 0} requests, ${s.toolCalls ?? 0} tool calls, ${s.failures ?? 0} failures`;
+  switch (e.status) {
+    case "completed":
+      return { level: "info", message: `Forge: turn completed (${counts})` };
+    case "cancelled":
+      return { level: "info", message: "Forge: turn cancelled" };
+    case "failed":
+      return s.error ? undefined : { level: "error", message: `Forge: turn failed (${counts})` };
     default:
       return undefined;
   }

@@ -9,7 +9,7 @@ import {
   TransportKind,
   WorkDoneProgress,
 } from "vscode-languageclient/node";
-import { ForgeEvent, formatEvent, statusText } from "./events";
+import { ForgeEvent, Notice, statusText, turnNotice } from "./events";
 import { ForgeSettings, initializationOptions, serverCommand, serverSettings } from "./settings";
 
 let client: LanguageClient | undefined;
@@ -50,12 +50,14 @@ async function startClient(): Promise<void> {
     },
   };
   client = new LanguageClient("forge", "Forge", serverOptions, clientOptions);
+  // The server logs one line per event (window/logMessage, into this channel): the extension adds
+  // none of its own, so each event is in the output once.
   client.onNotification("forge/event", (event: ForgeEvent) => {
-    const line = formatEvent(event);
-    if (line) {
-      output.appendLine(line);
-    }
     status.text = statusText(status.text, event);
+    const notice = turnNotice(event);
+    if (notice) {
+      show(notice);
+    }
   });
   await client.start();
 }
@@ -77,7 +79,8 @@ async function runAgent(): Promise<void> {
     }
   }
   const active = client;
-  const result = await vscode.window.withProgress(
+  // The result is told by the turn's turnFinished event (turnNotice), the reply text by the server's log.
+  await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: "Forge", cancellable: true },
     async (progress, cancel) => {
       const workDoneToken = `forge-${Date.now()}`;
@@ -94,15 +97,16 @@ async function runAgent(): Promise<void> {
       }
     },
   );
-  if (result) {
-    const r = result as { status: string; requests: number; toolCalls: number; failures: number; text: string };
-    const summary = `Forge: turn ${r.status} (${r.requests} requests, ${r.toolCalls} tool calls, ${r.failures} failures)`;
-    output.appendLine(summary);
-    if (r.text) {
-      output.appendLine(r.text);
-    }
-    void (r.status === "completed" ? vscode.window.showInformationMessage(summary) : vscode.window.showWarningMessage(summary));
-  }
+}
+
+function show(notice: Notice): void {
+  const fn =
+    notice.level === "error"
+      ? vscode.window.showErrorMessage
+      : notice.level === "warning"
+        ? vscode.window.showWarningMessage
+        : vscode.window.showInformationMessage;
+  void fn(notice.message);
 }
 
 async function forgeCommand(name: string): Promise<unknown> {

@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
-import { formatEvent, statusText } from "../events";
+import { statusText, turnNotice } from "../events";
 
 test("status bar follows a turn: running tool, retry N left, interrupted, idle", () => {
   let s = "$(check) Forge: idle";
@@ -16,8 +16,16 @@ test("status bar follows a turn: running tool, retry N left, interrupted, idle",
   assert.equal(statusText(s, { type: "turnFinished", turnId: "t", status: "completed" }), "$(check) Forge: idle");
 });
 
-test("output lines", () => {
-  assert.equal(formatEvent({ type: "retry", turnId: "t", tool: "patch", attemptsLeft: 1, limit: 3 }), "  ↻ patch failed: 1 of 3 attempts left");
-  assert.equal(formatEvent({ type: "toolCallStarted", turnId: "t", tool: "shell", title: "shell: pytest" }), "  → shell: pytest");
-  assert.equal(formatEvent({ type: "assistantText", turnId: "t" }), undefined);
+test("a turn ends with one notice: completed and cancelled here; interrupted and failed-with-error by the server", () => {
+  const summary = { requests: 2, toolCalls: 1, failures: 0 };
+  assert.deepEqual(turnNotice({ type: "turnFinished", turnId: "t", status: "completed", summary }), {
+    level: "info",
+    message: "Forge: turn completed (2 requests, 1 tool calls, 0 failures)",
+  });
+  assert.deepEqual(turnNotice({ type: "turnFinished", turnId: "t", status: "cancelled", summary }), { level: "info", message: "Forge: turn cancelled" });
+  assert.equal(turnNotice({ type: "turnFinished", turnId: "t", status: "interrupted", summary }), undefined);
+  assert.equal(turnNotice({ type: "turnFinished", turnId: "t", status: "failed", summary: { error: "no model" } }), undefined);
+  assert.equal(turnNotice({ type: "turnFinished", turnId: "t", status: "failed", summary })?.level, "error");
+  assert.equal(turnNotice({ type: "interrupt", turnId: "t" }), undefined);
+  assert.equal(turnNotice({ type: "retry", turnId: "t" }), undefined);
 });
