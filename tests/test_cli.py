@@ -92,6 +92,7 @@ def test_run_without_any_model_fails_at_once_saying_where_to_set_one(workspace: 
         (["run", "   "], "the prompt is empty"),
         (["run"], "required: prompt"),
         (["run", "x", "-w", "no-such-folder"], "workspace no-such-folder does not exist"),
+        (["run", "x", "--model", " "], "--model is empty"),
         (["run", "x", "-w", "file.txt"], "is not a folder"),
         (["--tcp", "127.0.0.1", "port"], "--tcp port must be a number"),
         (["--no-such-option"], "unrecognized arguments: --no-such-option"),

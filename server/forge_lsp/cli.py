@@ -194,6 +194,8 @@ def _main(argv: Sequence[str] | None) -> int:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     if args.command == "run":
         check_prompt(args.prompt)
+        if args.model is not None and not args.model.strip():
+            raise UsageError("--model is empty: name a model, e.g. --model openai/gpt-4o or --model scripted/echo")
         workspace = check_workspace(Path(args.workspace))
         return asyncio.run(run_headless(args.prompt, workspace, args.model, sys.stdout))
     if args.command == "demo":
