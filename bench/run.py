@@ -24,12 +24,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from support.openai_server import OpenAIStub  # noqa: E402
 from support.rawlsp import RawClient, rss_mb  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 FORGE = [sys.executable, "-m", "forge_lsp"]
 BARE = [sys.executable, str(ROOT / "bench" / "bare_server.py")]
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+for _name in ("FORGE_LSP_WARMUP_DELAY", "FORGE_LSP_PRELOAD"):  # the benchmarks measure the default warm-up
+    os.environ.pop(_name, None)
 
 Row = tuple[str, str, str, str, str]
 rows: list[Row] = []
@@ -95,7 +98,7 @@ def memory() -> None:
         client.close()
     base = sizes["bare pygls"]
     report(
-        "idle RSS after initialize (litellm not loaded)",
+        "idle RSS after initialize (before the litellm warm-up)",
         f"{sizes['forge-lsp']:.1f} MB",
         f"bare pygls {base:.1f} MB",
         sizes["forge-lsp"] / base,
@@ -108,6 +111,46 @@ def memory() -> None:
         sizes["after a turn"] / base,
         "info",
     )
+
+
+def first_model_request(idle_s: float) -> tuple[float, float, float]:
+    """A fresh server (default warm-up): seconds from forge.run to the model's HTTP request, idle_s after
+    initialized; the same for a second turn on that server (warm); RSS just before the first turn."""
+    with OpenAIStub([]) as stub:  # every request answers "done"
+        home = Path(tempfile.mkdtemp(prefix="forge-bench-user-"))
+        (home / "config.toml").write_text(f'model = "openai/gpt-bench"\napi_base = "{stub.url}"\n')
+        ws = Path(tempfile.mkdtemp(prefix="forge-bench-"))
+        env = {"FORGE_LSP_CONFIG": str(home / "config.toml"), "OPENAI_API_KEY": "sk-bench"}
+        client = RawClient(FORGE, settings={}, env=env)
+        client.initialize(ws)
+        client.notify("initialized", {})
+        time.sleep(idle_s)
+        rss = rss_mb(client.proc.pid)
+        reached: list[float] = []
+        for prompt in ("first", "second"):
+            started = time.perf_counter()
+            result = client.request("workspace/executeCommand", {"command": "forge.run", "arguments": [{"prompt": prompt}]})
+            assert result["status"] == "completed", result
+            reached.append(stub.requests[-1]["at"] - started)
+        client.close()
+    return reached[0], reached[1], rss
+
+
+def first_request(runs: int) -> None:
+    for idle, label, target in ((0.0, "immediately after initialize", "info"), (15.0, "after 15 s idle", "< 1 s")):
+        samples = [first_model_request(idle) for _ in range(runs)]
+        first = statistics.median(s[0] for s in samples)
+        warm = statistics.median(s[1] for s in samples)
+        report(
+            f"first model request on a fresh server, {label} (forge.run to the HTTP request)",
+            f"{first * 1000:.0f} ms",
+            f"warm server (second turn) {warm * 1000:.0f} ms",
+            first / warm,
+            target,
+        )
+        if idle:
+            rss = statistics.median(s[2] for s in samples)
+            report("RSS after the warm-up (15 s idle, litellm loaded)", f"{rss:.1f} MB", "60 MB idle budget", rss / 60, "info")
 
 
 def tool_turn_script(ws: Path, calls: int) -> None:
@@ -295,6 +338,7 @@ def main() -> None:
     q = args.quick
     cold_start(3 if q else 7)
     memory()
+    first_request(1 if q else 3)
     templates()
     orchestrator_overhead(100 if q else 1000)
     history_growth([100, 1000] if q else [100, 1000, 5000], 20 if q else 100)

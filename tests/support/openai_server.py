@@ -33,7 +33,9 @@ class OpenAIStub:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with stub.lock:
-                    stub.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
+                    stub.requests.append(
+                        {"path": self.path, "body": body, "auth": self.headers.get("Authorization"), "at": time.perf_counter()}
+                    )
                     behaviour = stub.behaviours.pop(0) if stub.behaviours else {"text": "done"}
                 try:
                     stub.respond(self, body, behaviour)

@@ -9,7 +9,8 @@ import pytest
 
 from forge_lsp.domain.config import ForgeConfig
 from forge_lsp.domain.retry import ModelError
-from forge_lsp.llm.litellm_adapter import LiteLLMModel, classify, resolve_model
+from forge_lsp.llm import scripted
+from forge_lsp.llm.litellm_adapter import LiteLLMModel, classify, library_loaded, resolve_model, warm_up, warm_up_delay
 
 
 def script(root: Path, *responses: object, name: str = "s.json") -> str:
@@ -62,3 +63,28 @@ def test_classify_transport_errors() -> None:
     assert classify(ConnectionResetError("reset"), (429,)).retryable
     assert classify(TimeoutError("slow"), (429,)).retryable
     assert not classify(ValueError("bad"), (429,)).retryable
+
+
+@pytest.mark.parametrize(
+    ("env", "delay"),
+    [
+        ({}, 2.5),
+        ({"FORGE_LSP_WARMUP_DELAY": "0.2"}, 0.2),
+        ({"FORGE_LSP_WARMUP_DELAY": "off"}, None),
+        ({"FORGE_LSP_WARMUP_DELAY": "-1"}, None),
+        ({"FORGE_LSP_WARMUP_DELAY": "soon"}, 2.5),
+        ({"FORGE_LSP_PRELOAD": "1"}, 0.0),
+        ({"FORGE_LSP_PRELOAD": "0"}, None),
+        ({"FORGE_LSP_PRELOAD": "1", "FORGE_LSP_WARMUP_DELAY": "3"}, 3.0),
+    ],
+)
+def test_warm_up_delay_from_the_environment(env: dict[str, str], delay: float | None) -> None:
+    assert warm_up_delay(env) == delay
+
+
+def test_warm_up_loads_litellm_and_keeps_no_script_position() -> None:
+    warm_up().join(90)
+    assert library_loaded()
+    # Its request went to the private warm-up script, which keeps no position (no user script moved on).
+    assert scripted.WARM_UP not in scripted.CURSOR.positions
+    assert scripted.next_entry(scripted.WARM_UP) == {"text": "ready"}

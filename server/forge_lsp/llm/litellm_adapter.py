@@ -1,7 +1,8 @@
 """The model port over litellm: streamed completions, errors classified for retry.
 
-litellm takes seconds to import, so it is imported on first use (or warmed in
-a background thread), never at server start.
+litellm takes seconds to import, so it is imported on first use, or warmed in a
+background thread once the server has been idle FORGE_LSP_WARMUP_DELAY seconds
+(default 2.5) after `initialized`; never at server start.
 """
 
 from __future__ import annotations
@@ -27,6 +28,13 @@ from forge_lsp.llm import scripted
 log = logging.getLogger(__name__)
 _lock = threading.Lock()
 _loaded: Any = None
+_warming: threading.Thread | None = None
+_warming_lock = threading.Lock()  # not _lock: a turn's import holds that one for seconds
+
+WARM_UP_DELAY_ENV = "FORGE_LSP_WARMUP_DELAY"
+"""Seconds the server waits, idle after `initialized`, before it loads litellm in the background;
+"off" never does (a turn then loads it itself). The older FORGE_LSP_PRELOAD=1 means 0, =0 means off."""
+DEFAULT_WARM_UP_DELAY_S = 2.5
 
 
 def load_litellm() -> Any:
@@ -39,29 +47,89 @@ def load_litellm() -> Any:
             # litellm copies the whole history for its own success logging on every request; we register
             # no litellm callbacks (usage comes from the stream), so that work is pure per-request cost.
             os.environ.setdefault("MAX_BASE64_LENGTH_FOR_LOGGING", "0")
-            import litellm
+            # The import creates ~400k objects; each full collection during it walks them all while holding
+            # the GIL (0.3-0.7 s in which the event loop cannot answer forge.status). None run during the
+            # import; afterwards the objects are frozen out of every later collection (the import leaves
+            # ~2000 unreachable objects: not worth a collection of its own).
+            collecting = gc.isenabled()
+            gc.disable()
+            try:
+                import litellm
 
-            litellm.suppress_debug_info = True
-            litellm.telemetry = False
-            litellm.disable_streaming_logging = True
-            providers = [p for p in (litellm.custom_provider_map or []) if p.get("provider") != scripted.PROVIDER]
-            litellm.custom_provider_map = [*providers, {"provider": scripted.PROVIDER, "custom_handler": scripted.make_handler()}]
-            from litellm.utils import custom_llm_setup
+                litellm.suppress_debug_info = True
+                litellm.telemetry = False
+                litellm.disable_streaming_logging = True
+                providers = [p for p in (litellm.custom_provider_map or []) if p.get("provider") != scripted.PROVIDER]
+                litellm.custom_provider_map = [
+                    *providers,
+                    {"provider": scripted.PROVIDER, "custom_handler": scripted.make_handler()},
+                ]
+                from litellm.utils import custom_llm_setup
 
-            custom_llm_setup()
-            # litellm leaves ~1M long-lived objects; freezing them keeps every later full GC
-            # from walking them again (those pauses otherwise land anywhere in the turn loop).
-            gc.collect()
-            gc.freeze()
+                custom_llm_setup()
+            finally:
+                gc.freeze()
+                if collecting:
+                    gc.enable()
             _loaded = litellm
         return _loaded
 
 
+def library_loaded() -> bool:
+    """Whether litellm is imported, set up and warm (forge.status modelLibraryLoaded); never imports it."""
+    warming = _warming
+    return _loaded is not None and (warming is None or not warming.is_alive())
+
+
+def _warm() -> None:
+    litellm = load_litellm()
+
+    # litellm imports ~90 more modules (streaming, logging, tokenizer) on its first request: one
+    # request to the scripted model, in this thread's own event loop, pays for them here.
+    async def first_request() -> None:
+        stream = await litellm.acompletion(
+            model=f"{scripted.PROVIDER}/{scripted.WARM_UP}",
+            messages=[{"role": "user", "content": "warm up"}],
+            stream=True,
+            num_retries=0,
+        )
+        async for _ in stream:
+            pass
+        await asyncio.sleep(0)
+
+    try:
+        asyncio.run(first_request())
+    except Exception as exc:  # a warm-up is an optimisation: a failure only costs the first turn time
+        log.debug("litellm warm-up request failed: %s", exc)
+
+
 def warm_up() -> threading.Thread:
-    """Start importing litellm in a background thread, so the first turn does not wait."""
-    thread = threading.Thread(target=load_litellm, name="litellm-import", daemon=True)
-    thread.start()
-    return thread
+    """Load litellm in a background thread (once), so the first turn does not wait for it."""
+    global _warming
+    with _warming_lock:
+        if _warming is None:
+            _warming = threading.Thread(target=_warm, name="litellm-import", daemon=True)
+            _warming.start()
+        return _warming
+
+
+def warm_up_delay(env: dict[str, str] | None = None) -> float | None:
+    """How long an idle server waits before warm_up (None: never), from FORGE_LSP_WARMUP_DELAY."""
+    env = dict(os.environ) if env is None else env
+    value = env.get(WARM_UP_DELAY_ENV)
+    if value is None:
+        legacy = env.get("FORGE_LSP_PRELOAD")
+        if legacy in ("0", "1"):
+            return 0.0 if legacy == "1" else None
+        return DEFAULT_WARM_UP_DELAY_S
+    if value.strip().lower() in ("off", "never", "no", "false", ""):
+        return None
+    try:
+        delay = float(value)
+    except ValueError:
+        log.warning("%s=%r is not a number of seconds: using %s", WARM_UP_DELAY_ENV, value, DEFAULT_WARM_UP_DELAY_S)
+        return DEFAULT_WARM_UP_DELAY_S
+    return delay if delay >= 0 else None
 
 
 def resolve_model(model: str, root: Path) -> str:

@@ -21,9 +21,11 @@ from typing import Any
 
 from forge_lsp.llm.builtin_scripts import BUILTIN
 
-__all__ = ["BUILTIN", "PROVIDER", "ScriptError", "make_handler", "next_entry"]
+__all__ = ["BUILTIN", "PROVIDER", "WARM_UP", "ScriptError", "make_handler", "next_entry"]
 
 PROVIDER = "scripted"
+WARM_UP = "_warm-up"
+"""The script the server's litellm warm-up request goes to: always "ready", no position kept."""
 
 
 class ScriptError(Exception):
@@ -80,6 +82,8 @@ def load_script(name: str) -> tuple[list[dict[str, Any]], float]:
 
 def next_entry(name: str) -> dict[str, Any]:
     """The entry for the next request to this script."""
+    if name == WARM_UP:
+        return {"text": "ready"}
     responses, stamp = load_script(name)
     pos = CURSOR.next(name, stamp)
     if pos >= len(responses):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -411,7 +410,7 @@ def create_server() -> ForgeLanguageServer:
 
     @server.feature(t.INITIALIZED)
     async def initialized(ls: ForgeLanguageServer, params: t.InitializedParams) -> None:
-        from forge_lsp.llm.litellm_adapter import warm_up
+        from forge_lsp.llm.litellm_adapter import warm_up, warm_up_delay
 
         ls.log(f"forge-lsp {__version__} ready")
         try:
@@ -427,9 +426,12 @@ def create_server() -> ForgeLanguageServer:
         # Templates compile in the background so the first turn does not wait for pybars3.
         for runtime in list(ls.runtimes.values()):
             asyncio.get_running_loop().run_in_executor(None, runtime.preload_templates)
-        # litellm costs seconds and ~150 MB: an idle server stays small unless asked to preload.
-        if os.environ.get("FORGE_LSP_PRELOAD") == "1":
-            warm_up()
+        # litellm costs seconds and ~150 MB: loaded in a background thread once the server has been idle
+        # a moment (a short-lived server never pays), so the first turn does not wait for it. A turn that
+        # comes first loads it itself. forge.status says modelLibraryLoaded.
+        delay = warm_up_delay()
+        if delay is not None:
+            asyncio.get_running_loop().call_later(delay, warm_up)
 
     @server.feature(t.SHUTDOWN)
     def shutdown(ls: ForgeLanguageServer, params: None) -> None:
@@ -501,7 +503,9 @@ def create_server() -> ForgeLanguageServer:
     async def forge_status(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
         await ls.wait_configured()
         arg = object_argument(args, "forge.status")
-        return ls.runtime_for(arg.get("uri")).status()
+        from forge_lsp.llm.litellm_adapter import library_loaded
+
+        return {**ls.runtime_for(arg.get("uri")).status(), "modelLibraryLoaded": library_loaded()}
 
     @server.command("forge.newConversation")
     async def forge_new_conversation(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
