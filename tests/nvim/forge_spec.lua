@@ -23,6 +23,16 @@ deadline:start(150000, 0, vim.schedule_wrap(function()
   os.exit(3)
 end))
 
+-- No deprecated API (each use would warn the user on newer Neovim).
+local deprecated = {}
+if vim.deprecate then
+  local real_deprecate = vim.deprecate
+  vim.deprecate = function(name, ...)
+    table.insert(deprecated, name)
+    return real_deprecate(name, ...)
+  end
+end
+
 -- What the user would see in the message area, in order.
 local notes = {}
 vim.notify = function(msg, level)
@@ -258,9 +268,30 @@ local ok, err = pcall(function()
     return count_notes("Forge: trusted ") + count_notes("Forge: forge.trust: ") == 1
   end)
 
+  -- 8. :checkhealth forge: server and version, Neovim, the workspace and its .forge.toml problems
+  local f2 = assert(io.open(ws .. "/.forge.toml", "a"))
+  f2:write("timeout_secs = \"lots\"\n")
+  f2:close()
+  vim.cmd("edit " .. ws .. "/.forge.toml")
+  vim.cmd("write")
+  local tomlbuf = vim.api.nvim_get_current_buf()
+  wait(10000, "no config diagnostic", function()
+    return #vim.diagnostic.get(tomlbuf) > 0
+  end)
+  vim.cmd("checkhealth forge")
+  local report = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+  out("HEALTH\n" .. report)
+  assert(report:find("forge-lsp 0.1", 1, true), report)
+  assert(report:find("Neovim " .. vim.version().major .. "." .. vim.version().minor, 1, true), report)
+  assert(report:find("workspace " .. ws, 1, true), report)
+  assert(report:find(".forge.toml:7: tools.shell.timeout_secs", 1, true), report)
+  assert(report:find("model scripted/script.json", 1, true), report)
+  vim.cmd("bwipeout")
+
   -- nothing warned of an unknown key (default settings = {} sent as an object)
   assert(count_notes("unknown") == 0, "unknown key warned")
   assert(forge_clients() == 1, "a second server started")
+  assert(#deprecated == 0, "deprecated API used: " .. vim.inspect(deprecated))
   out("summary: ok")
   vim.lsp.stop_client(client.id)
 end)

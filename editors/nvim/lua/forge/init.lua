@@ -402,25 +402,44 @@ function M.neovim_trusts(root)
   return found
 end
 
-local function client_config(root)
-  local init_options = { settings = object(M.config.settings) }
-  if M.neovim_trusts(root) then
-    init_options.workspaceTrusted = true
+--- The handlers every forge client needs (setup's and lsp/forge.lua's).
+M.handlers = {
+  ["forge/event"] = M.on_event,
+  ["$/progress"] = on_progress,
+  ["window/showMessageRequest"] = M.on_message_request,
+  ["window/showMessage"] = on_show_message,
+}
+
+--- before_init: tell the server what Neovim's trust store says (a client fact, like VS Code's isTrusted).
+function M.before_init(params, config)
+  local options = type(params.initializationOptions) == "table" and params.initializationOptions or {}
+  -- Config merging (vim.lsp.config, deepcopy) can turn {} back into a plain table, sent as [].
+  options.settings = object(options.settings)
+  if config.root_dir and M.neovim_trusts(config.root_dir) then
+    options.workspaceTrusted = true
   end
-  return {
-    name = "forge",
-    cmd = M.config.cmd,
-    root_dir = root,
-    workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fn.fnamemodify(root, ":t") } },
-    init_options = init_options,
-    settings = { forge = object(M.config.settings) },
-    handlers = {
-      ["forge/event"] = M.on_event,
-      ["$/progress"] = on_progress,
-      ["window/showMessageRequest"] = M.on_message_request,
-      ["window/showMessage"] = on_show_message,
-    },
-  }
+  params.initializationOptions = options
+end
+
+local function client_config(root)
+  local config
+  if not M.did_setup and has_011 and vim.lsp.config and vim.lsp.config.forge then
+    -- Configured the 0.11 way (vim.lsp.config("forge", ...)): a command starts what it describes.
+    config = vim.deepcopy(vim.lsp.config.forge)
+    config.name = "forge"
+  else
+    config = {
+      name = "forge",
+      cmd = M.config.cmd,
+      init_options = { settings = object(M.config.settings) },
+      settings = { forge = object(M.config.settings) },
+      handlers = M.handlers,
+      before_init = M.before_init,
+    }
+  end
+  config.root_dir = root
+  config.workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fn.fnamemodify(root, ":t") } }
+  return config
 end
 M._client_config = client_config
 
@@ -433,11 +452,31 @@ local function alive(id)
   return nil
 end
 
+--- Every running forge client (started by this plugin or by vim.lsp.enable("forge")).
+local function running()
+  local found, seen = {}, {}
+  local get = vim.lsp.get_clients or vim.lsp.get_active_clients
+  for _, client in ipairs(get()) do
+    if client.name == "forge" and alive(client.id) and client.config.root_dir then
+      table.insert(found, client)
+      seen[client.id] = true
+    end
+  end
+  for _, id in pairs(M.clients) do
+    local client = alive(id)
+    if client and not seen[id] and client.config.root_dir then
+      table.insert(found, client)
+    end
+  end
+  return found
+end
+
 --- The running server for a root, started if needed (one per root).
 function M.start(root)
-  local client = alive(M.clients[root])
-  if client then
-    return client
+  for _, client in ipairs(running()) do
+    if client.config.root_dir == root then
+      return client
+    end
   end
   local id
   if has_011 then
@@ -455,30 +494,20 @@ function M.get_client(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
   local file = buffer_file(bufnr)
   local best, best_len = nil, -1
-  for root, id in pairs(M.clients) do
-    local client = alive(id)
-    if client then
-      if vim.lsp.buf_is_attached(bufnr, id) then
-        return client
-      end
-      if file and inside(file, root) and #root > best_len then
-        best, best_len = client, #root
-      end
+  local clients = running()
+  for _, client in ipairs(clients) do
+    local root = client.config.root_dir
+    if vim.lsp.buf_is_attached(bufnr, client.id) then
+      return client
+    end
+    if file and inside(file, root) and #root > best_len then
+      best, best_len = client, #root
     end
   end
   if best or file then
     return best
   end
-  local last = alive(M.state.client_id)
-  if last then
-    return last
-  end
-  for _, id in pairs(M.clients) do
-    if alive(id) then
-      return alive(id)
-    end
-  end
-  return nil
+  return alive(M.state.client_id) or clients[1]
 end
 
 local function attach_file(bufnr, client)
@@ -652,6 +681,18 @@ function M.setup(opts)
       M.attach(args.buf)
     end,
   })
+  M.did_setup = true
+  M.create_commands()
+  -- A file opened before setup (e.g. `nvim file` with lazy loading) is attached now.
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) then
+      M.attach(buf)
+    end
+  end
+end
+
+--- The :Forge* commands (plugin/forge.lua defines them at startup; they need no setup()).
+function M.create_commands()
   local create = vim.api.nvim_create_user_command
   create("ForgeRun", function(o)
     M.run(o.args, { range = o.range, line1 = o.line1, line2 = o.line2 })
@@ -662,12 +703,6 @@ function M.setup(opts)
   create("ForgeNew", M.new_conversation, { desc = "Start a new Forge conversation" })
   create("ForgeLog", M.open_log, { desc = "Open the Forge event log" })
   create("ForgeTrust", M.trust, { desc = "Trust this workspace's .forge.toml and .forge/ (forge.trust)" })
-  -- A file opened before setup (e.g. `nvim file` with lazy loading) is attached now.
-  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
-    if vim.api.nvim_buf_is_loaded(buf) then
-      M.attach(buf)
-    end
-  end
 end
 
 return M

@@ -1,0 +1,14 @@
+-- Neovim 0.11+: vim.lsp.config("forge", { ... }) overrides any of these; vim.lsp.enable("forge")
+-- starts forge-lsp for files below a .forge.toml (a plain git repository starts nothing).
+local forge = require("forge")
+
+---@type vim.lsp.Config
+return {
+  cmd = { "forge-lsp" },
+  root_markers = { ".forge.toml" },
+  workspace_required = true,
+  init_options = { settings = vim.empty_dict() },
+  settings = { forge = vim.empty_dict() },
+  handlers = forge.handlers,
+  before_init = forge.before_init,
+}

@@ -1,0 +1,150 @@
+-- :checkhealth forge — the server command and its version, Neovim's version, the workspace's
+-- .forge.toml and its problems, and whether the workspace is trusted.
+local M = {}
+
+-- 0.10+ has vim.health.start/ok/...; 0.8–0.9 vim.health.report_*; 0.7 require("health").report_*.
+local health = vim.health or require("health")
+local start = health.start or health.report_start
+local ok = health.ok or health.report_ok
+local warn = health.warn or health.report_warn
+local fail = health.error or health.report_error
+local info = health.info or health.report_info
+
+
+--- Run argv, return its trimmed output and exit code (nil, "timeout" after timeout_ms).
+local function run(argv, timeout_ms)
+  local output = {}
+  local collect = function(_, data)
+    for _, line in ipairs(data or {}) do
+      if line ~= "" then
+        table.insert(output, line)
+      end
+    end
+  end
+  local ok_start, job = pcall(vim.fn.jobstart, argv, { stdout_buffered = true, stderr_buffered = true, on_stdout = collect, on_stderr = collect })
+  if not ok_start or job <= 0 then
+    return nil, "cannot run"
+  end
+  local code = vim.fn.jobwait({ job }, timeout_ms)[1]
+  if code == -1 then
+    vim.fn.jobstop(job)
+    return nil, "timeout"
+  end
+  return table.concat(output, "\n"), code
+end
+
+local function check_neovim()
+  local v = vim.version()
+  local version = string.format("%d.%d.%d", v.major, v.minor, v.patch)
+  if vim.fn.has("nvim-0.7") == 1 then
+    ok("Neovim " .. version .. (vim.fn.has("nvim-0.11") == 1 and " (vim.lsp.config/vim.lsp.enable available)" or ""))
+  else
+    fail("Neovim " .. version .. ": forge.nvim needs 0.7 or later")
+  end
+end
+
+local function check_server(forge)
+  local cmd = forge.config.cmd
+  if type(cmd) ~= "table" or not cmd[1] then
+    fail("cmd is not a list of strings: " .. vim.inspect(cmd))
+    return
+  end
+  if vim.fn.executable(cmd[1]) ~= 1 then
+    fail(cmd[1] .. " not found on PATH", {
+      "pip install forge-lsp (or point cmd at a Python that has it: { 'python3', '-m', 'forge_lsp' })",
+    })
+    return
+  end
+  local argv = vim.deepcopy(cmd)
+  table.insert(argv, "--version")
+  local output, code = run(argv, 10000)
+  if output and code == 0 and output:match("forge%-lsp") then
+    ok(table.concat(cmd, " ") .. ": " .. output)
+  else
+    fail(table.concat(argv, " ") .. " failed (" .. tostring(code) .. "): " .. tostring(output))
+  end
+end
+
+local function check_workspace(forge)
+  -- :checkhealth shows its report in a buffer of its own: the file is the one the user came from.
+  local bufnr, name = nil, nil
+  for _, candidate in ipairs({ vim.api.nvim_get_current_buf(), vim.fn.bufnr("#") }) do
+    local n = candidate > 0 and vim.api.nvim_buf_is_valid(candidate) and vim.api.nvim_buf_get_name(candidate) or ""
+    if not bufnr and n ~= "" and not n:match("^%a[%w+.-]*://") then
+      bufnr, name = candidate, n
+    end
+  end
+  local where = name or vim.fn.getcwd()
+  local root = forge.find_root(where, { ".forge.toml" })
+  if not root then
+    local last = forge.get_client(vim.api.nvim_get_current_buf())
+    root = last and last.config.root_dir
+  end
+  if not root then
+    info("no .forge.toml above " .. where .. ": the server starts on the first :Forge command")
+    return nil
+  end
+  local file = root .. "/.forge.toml"
+  ok("workspace " .. root .. " (" .. file .. ")")
+  local client = forge.get_client(bufnr or vim.api.nvim_get_current_buf())
+  if not client then
+    info("no forge-lsp runs for it yet: its config problems show once it starts (:ForgeStatus)")
+    return root
+  end
+  -- The server publishes each bad key or value of .forge.toml as a diagnostic at its line.
+  local fbuf = vim.uri_to_bufnr(vim.uri_from_fname(file))
+  local problems = 0
+  for _, d in ipairs(vim.diagnostic.get(fbuf)) do
+    problems = problems + 1
+    warn(string.format(".forge.toml:%d: %s", d.lnum + 1, d.message))
+  end
+  if problems == 0 then
+    ok(".forge.toml: no problems reported by the server")
+  end
+  return root, client
+end
+
+local function check_trust(forge, root, client)
+  if not root then
+    return
+  end
+  if forge.neovim_trusts(root) then
+    ok("Neovim's trust store (vim.secure.trust) trusts " .. root .. "/.forge.toml")
+  elseif vim.secure then
+    info("Neovim's trust store does not list " .. root .. "/.forge.toml (or it changed since)")
+  end
+  if not client then
+    return
+  end
+  local params = { command = "forge.status", arguments = { vim.empty_dict() } }
+  local response = vim.fn.has("nvim-0.11") == 1 and client:request_sync("workspace/executeCommand", params, 5000)
+    or client.request_sync("workspace/executeCommand", params, 5000)
+  local status = response and response.result
+  if type(status) ~= "table" then
+    warn("forge.status did not answer: " .. vim.inspect(response and response.err))
+    return
+  end
+  ok("model " .. tostring(status.model) .. ", limit " .. tostring(status.limit))
+  if status.trusted == true then
+    ok("the server trusts this workspace")
+  elseif status.trusted == false then
+    warn("the workspace is not trusted: settings that run code or send data elsewhere are ignored", {
+      ":ForgeTrust (or `forge-lsp trust " .. root .. "`) to trust it",
+    })
+  else
+    info("this server does not report trust")
+  end
+end
+
+function M.check()
+  local forge = require("forge")
+  start("forge.nvim")
+  check_neovim()
+  start("forge-lsp server")
+  check_server(forge)
+  start("workspace")
+  local root, client = check_workspace(forge)
+  check_trust(forge, root, client)
+end
+
+return M

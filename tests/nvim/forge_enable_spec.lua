@@ -1,0 +1,48 @@
+-- Neovim 0.11's native way: lsp/forge.lua + vim.lsp.config/vim.lsp.enable, no setup().
+-- Env as forge_spec.lua. Prints PASS/FAIL; exits 0 on success.
+local ws = os.getenv("FORGE_WORKSPACE")
+local gitonly = os.getenv("FORGE_GITONLY")
+vim.opt.rtp:prepend(os.getenv("FORGE_PLUGIN"))
+vim.cmd("runtime plugin/forge.lua")
+vim.cmd("filetype on") -- vim.lsp.enable attaches on FileType (-u NONE leaves detection off)
+
+local notes = {}
+vim.notify = function(msg, level)
+  table.insert(notes, msg)
+  io.stdout:write("NOTE " .. tostring(level) .. " " .. msg .. "\n")
+end
+
+local function forge_clients()
+  return #vim.lsp.get_clients({ name = "forge" })
+end
+
+local ok, err = pcall(function()
+  vim.lsp.config("forge", { cmd = { os.getenv("FORGE_PYTHON"), "-m", "forge_lsp" } })
+  vim.lsp.enable("forge")
+  vim.cmd("edit " .. gitonly .. "/notes.txt")
+  vim.wait(300)
+  assert(forge_clients() == 0, "a server started for a git-only repository")
+  vim.cmd("edit " .. ws .. "/main.py")
+  assert(vim.wait(10000, function()
+    return forge_clients() == 1 and vim.lsp.get_clients({ name = "forge" })[1].initialized
+  end, 20), "vim.lsp.enable did not start forge for .forge.toml")
+  local client = vim.lsp.get_clients({ name = "forge" })[1]
+  assert(client.config.root_dir == ws, client.config.root_dir)
+  -- the commands (defined without setup) use that client, from the log window too
+  vim.cmd("ForgeLog")
+  local forge = require("forge")
+  vim.cmd("ForgeStatus")
+  assert(vim.wait(10000, function()
+    return forge.state.last_status ~= nil
+  end, 20), "no status; notes: " .. vim.inspect(notes))
+  assert(forge.state.last_status.model == "scripted/script.json", vim.inspect(forge.state.last_status))
+  assert(forge_clients() == 1, "a second server started")
+  for _, n in ipairs(notes) do
+    assert(not n:find("unknown", 1, true), n)
+  end
+  client:stop()
+end)
+io.stdout:write((ok and "PASS" or ("FAIL " .. tostring(err))) .. "\n")
+vim.schedule(function()
+  os.exit(ok and 0 or 1)
+end)
