@@ -232,7 +232,14 @@ class WorkspaceRuntime:
     async def _run_locked(self, prompt: str, emit: Emit, model: str, turn_id: str) -> TurnSummary:
         config = self.config
         ctx = ToolContext(
-            self.workspace, config, self.files, self.snapshots, self.todos, self._confirm, watch=self.store.watch_process
+            self.workspace,
+            config,
+            self.files,
+            self.snapshots,
+            self.todos,
+            self._confirm,
+            watch=self.store.watch_process,
+            notice=lambda message: self.on_notice(message),
         )
         tools = BoundTools(self.registry, ctx)
         llm = LiteLLMModel(config, self.root, model)

@@ -303,12 +303,15 @@ async def test_explicit_bwrap_without_bwrap_fails_clearly(workspace: Path) -> No
 @pytest.mark.usefixtures("no_bwrap")
 async def test_untrusted_without_bwrap_runs_and_warns_once(workspace: Path, caplog: pytest.LogCaptureFixture) -> None:
     shell = Shell(workspace, trusted=False)
+    told: list[str] = []
+    shell.ctx.notice = told.append
     with caplog.at_level(logging.WARNING, logger="forge_lsp.tools.sandbox"):
         for _ in range(3):
             r = await shell(command="echo ran")
             assert not r.is_error and "ran" in r.output
     warnings = [rec.getMessage() for rec in caplog.records if "without a sandbox" in rec.getMessage()]
     assert len(warnings) == 1 and "bubblewrap (bwrap) is not installed" in warnings[0]
+    assert told == warnings
 
 
 async def test_probe_failure_is_cached_and_reported(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:

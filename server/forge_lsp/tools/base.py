@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import stat
 import tempfile
@@ -191,6 +192,8 @@ class ToolContext:
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     watch: Callable[[int, bool], None] = field(default=lambda _pid, _running: None)
     """Told about child process groups, so a restarted server can kill what a dead one left."""
+    notice: Callable[[str], None] = field(default=lambda message: logging.getLogger("forge_lsp.tools").warning("%s", message))
+    """Tells the user something once (a shell sandbox that cannot run): showMessage in an editor, stderr in the CLI."""
 
     async def read_file(self, path: Path, max_bytes: int | None = None) -> str:
         """A workspace file's text (the editor's buffer when open); refuses binary, huge and non-regular files.

@@ -18,7 +18,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -177,8 +177,9 @@ async def unavailable() -> str | None:
     return _probes[bwrap]
 
 
-def warn_once(message: str) -> None:
-    """Log a sandbox problem the first time it is met, not on every command."""
+def warn_once(message: str, notice: Callable[[str], None]) -> None:
+    """Tell the user about a sandbox problem the first time it is met (in this server), not on every command."""
     if message not in _warned:
         _warned.add(message)
         log.warning("%s", message)
+        notice(message)

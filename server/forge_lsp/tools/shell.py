@@ -130,7 +130,8 @@ async def sandboxed(argv: list[str], cwd: Path, env: dict[str, str], ctx: ToolCo
     if problem is not None:
         if mode == "bwrap":
             raise ToolFailure(f'[tools.shell] sandbox = "bwrap", but {problem}: {sandbox.INSTALL_HINT}')
-        sandbox.warn_once(f"shell commands of this untrusted workspace run without a sandbox: {problem}; {sandbox.INSTALL_HINT}")
+        message = f"shell commands of this untrusted workspace run without a sandbox: {problem}; {sandbox.INSTALL_HINT}"
+        sandbox.warn_once(message, ctx.notice)
         return argv, env
     bwrap = sandbox.bwrap_path()
     assert bwrap is not None
