@@ -115,25 +115,11 @@ def shell(command: str, text: str | None = None) -> dict[str, object]:
 
 
 def warm_up(s: Screen) -> None:
-    """A first turn, so the scenarios do not each wait for the model layer to load.
-
-    Until the template compiler is serialized (templates helper, issue 10), the first turn of a fresh
-    server can fail with a TemplateError from pybars3 racing the background preload; try again then.
-    """
+    """A first turn, so that no scenario's wait includes loading the model layer."""
     script(s.ws, {"text": "ready"})
-    for _ in range(3):
-        s.command("ForgeRun hello")
-        deadline = time.monotonic() + 40
-        while time.monotonic() < deadline:
-            shown = s.text()
-            if "Forge: turn completed" in shown:
-                s.command("echo ''")
-                return
-            if "TemplateError" in shown:
-                break
-            time.sleep(0.05)
-        s.command("echo ''")
-    raise AssertionError(s.text())
+    s.command("ForgeRun hello")
+    s.wait_for("Forge: turn completed")
+    s.command("echo ''")
 
 
 @pytest.fixture(scope="module", params=neovims(), ids=[f for f, _ in neovims()])
@@ -199,11 +185,21 @@ def test_confirm_answered_deny(screen: Screen) -> None:
     screen.keys("q")
 
 
-def test_cancel(screen: Screen) -> None:
+def test_cancel_from_the_log_window(screen: Screen) -> None:
     script(screen.ws, shell("sleep 30"), {"text": "never"})
     screen.command("ForgeRun wait")
     screen.wait_for("running shell")
+    screen.command("ForgeLog")
+    screen.wait_for("forge://log")
     screen.command("ForgeCancel")
     shown = screen.wait_for("Forge: turn cancelled", timeout=10)
     assert "no turn is running" not in shown
+    screen.assert_clean()
+    screen.keys("q")
+    screen.command("ForgeStatus")
+    screen.wait_for("Forge: idle · model scripted/script.json · limit 3")
+    # No second server was started for the log window.
+    count = "#vim.tbl_filter(function(c) return c.name == 'forge' end, (vim.lsp.get_clients or vim.lsp.get_active_clients)())"
+    screen.command(f"lua print('forge servers: ' .. {count})")
+    screen.wait_for("forge servers: 1")
     screen.assert_clean()
