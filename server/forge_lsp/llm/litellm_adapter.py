@@ -30,6 +30,7 @@ _lock = threading.Lock()
 _loaded: Any = None
 _warming: threading.Thread | None = None
 _warming_lock = threading.Lock()  # not _lock: a turn's import holds that one for seconds
+_requested = False  # a model request went through litellm: the warm-up has nothing left to do
 
 WARM_UP_DELAY_ENV = "FORGE_LSP_WARMUP_DELAY"
 """Seconds the server waits, idle after `initialized`, before it loads litellm in the background;
@@ -83,6 +84,8 @@ def library_loaded() -> bool:
 
 def _warm() -> None:
     litellm = load_litellm()
+    if _requested:
+        return
 
     # litellm imports ~90 more modules (streaming, logging, tokenizer) on its first request: one
     # request to the scripted model, in this thread's own event loop, pays for them here.
@@ -101,6 +104,16 @@ def _warm() -> None:
         asyncio.run(first_request())
     except Exception as exc:  # a warm-up is an optimisation: a failure only costs the first turn time
         log.debug("litellm warm-up request failed: %s", exc)
+
+
+def _ready() -> Any:
+    """litellm loaded, and the warm-up's request (if one runs) done: one request at a time from two
+    event loops would make litellm's logging worker hop between them."""
+    litellm = load_litellm()
+    warming = _warming
+    if warming is not None and warming is not threading.current_thread():
+        warming.join(30)  # the warm-up's request goes to the scripted model: no IO, it cannot hang
+    return litellm
 
 
 def warm_up() -> threading.Thread:
@@ -257,6 +270,16 @@ def classify(
     By exception type first (litellm's ContextWindowExceededError, AuthenticationError, Timeout,
     the transport's ConnectError under litellm's InternalServerError...), then by HTTP status.
     """
+    try:
+        return _classify(exc, status_codes, model, api_base, timeout_s)
+    except Exception:  # whatever litellm raised, the turn ends with its text, never with a crash here
+        log.exception("classifying a model error")
+        return ModelError(str(exc) or type(exc).__name__, False)
+
+
+def _classify(
+    exc: BaseException, status_codes: Sequence[int], model: str, api_base: str | None, timeout_s: float | None
+) -> ModelError:
     chain = _chain(exc)
     status: int | None = None
     for e in chain:
@@ -315,8 +338,9 @@ def classify(
         )
     if status == 401 or any(_is(e, "AuthenticationError") for e in chain):
         keys = _key_names(model, api_base, raw) or [f"{_provider(model).upper()}_API_KEY"]
+        check = "" if _provider(model) == scripted.PROVIDER else f": check {keys[0]} in the environment that starts forge-lsp"
         return ModelError(
-            f"the API key was refused{where}: check {keys[0]} in the environment that starts forge-lsp: {text}",
+            f"the API key was refused{where}{check}: {text}",
             False,
             status or 401,
             kind=retry.AUTH,
@@ -367,7 +391,9 @@ class LiteLLMModel:
     ) -> AssistantReply:
         """Send one request; stream text through on_text; ModelError on failure."""
         # The first import takes seconds: do it off the event loop, which keeps serving meanwhile.
-        litellm = _loaded or await asyncio.to_thread(load_litellm)
+        global _requested
+        _requested = True
+        litellm = _loaded if library_loaded() else await asyncio.to_thread(_ready)
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "stream": True, "num_retries": 0}
         if tools:
             kwargs["tools"] = tools
