@@ -24,6 +24,27 @@ def neovims() -> list[tuple[str, str | None]]:
     return found
 
 
+def user_config(home: Path, text: str = 'model = "scripted/script.json"\n') -> Path:
+    """The user's own config file (XDG_CONFIG_HOME=home): where the tests' scripted model is set.
+
+    A user's config is trusted; a workspace's scripted model is not (and its script is part of the
+    workspace's trust hash), so a test that rewrites the script per scenario sets the model here.
+    """
+    folder = home / "forge-lsp"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.toml").write_text(text)
+    return home
+
+
+def trust(folder: Path, state: Path) -> None:
+    """Trust a workspace the way a user does (`forge-lsp trust DIR`), in the test's own state folder."""
+    if importlib.util.find_spec("forge_lsp.trust") is None:
+        return  # a server without trust takes the workspace's settings as they are
+    env = {**os.environ, "XDG_STATE_HOME": str(state), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    p = subprocess.run([sys.executable, "-m", "forge_lsp", "trust", str(folder)], capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+
+
 ERRORS_ON_SCREEN = ("E5108", "Error executing", "replacement string", "stack traceback")
 
 
@@ -35,7 +56,7 @@ def test_forge_plugin_in_headless_neovim(tmp_path: Path, flavour: str, nvim: str
         pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
     ws = tmp_path / "project"
     ws.mkdir()
-    (ws / ".forge.toml").write_text('model = "scripted/script.json"\n[retry]\nmin_delay_ms = 10\n')
+    (ws / ".forge.toml").write_text("[retry]\nmin_delay_ms = 10\n")
     (ws / "main.py").write_text("import os\nport = 8080\nhost = 'localhost'\n")
     gitonly = tmp_path / "repo"
     (gitonly / ".git").mkdir(parents=True)
@@ -46,10 +67,13 @@ def test_forge_plugin_in_headless_neovim(tmp_path: Path, flavour: str, nvim: str
         "FORGE_WORKSPACE": str(ws),
         "FORGE_GITONLY": str(gitonly),
         "FORGE_PLUGIN": str(ROOT / "editors" / "nvim"),
+        "FORGE_HAS_TRUST": "1" if importlib.util.find_spec("forge_lsp.trust") else "0",
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
         "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_CONFIG_HOME": str(user_config(tmp_path / "config")),
         "XDG_DATA_HOME": str(tmp_path / "data"),
     }
+    trust(ws, tmp_path / "state")
     spec = ROOT / "tests" / "nvim" / "forge_spec.lua"
     p = subprocess.run(
         [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {spec}"],
@@ -69,11 +93,12 @@ def test_forge_plugin_in_headless_neovim(tmp_path: Path, flavour: str, nvim: str
 def _workspaces(tmp_path: Path) -> dict[str, str]:
     ws = tmp_path / "project"
     ws.mkdir()
-    (ws / ".forge.toml").write_text('model = "scripted/script.json"\n')
+    (ws / ".forge.toml").write_text("max_tool_failure_per_turn = 3\n")
     (ws / "main.py").write_text("x = 1\n")
     gitonly = tmp_path / "repo"
     (gitonly / ".git").mkdir(parents=True)
     (gitonly / "notes.txt").write_text("no forge here\n")
+    trust(ws, tmp_path / "state")
     return {
         **os.environ,
         "FORGE_PYTHON": sys.executable,
@@ -81,6 +106,8 @@ def _workspaces(tmp_path: Path) -> dict[str, str]:
         "FORGE_GITONLY": str(gitonly),
         "FORGE_PLUGIN": str(ROOT / "editors" / "nvim"),
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_CONFIG_HOME": str(user_config(tmp_path / "config")),
         "XDG_DATA_HOME": str(tmp_path / "data"),
     }
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from test_nvim import ROOT, neovims
+from test_nvim import ROOT, neovims, trust, user_config
 
 TMUX = shutil.which("tmux")
 ERRORS = ("E5108", "Error executing", "replacement string", "stack traceback", "Press ENTER", "E492", "Forge: forge.run:")
@@ -52,8 +52,8 @@ class Screen:
             "FORGE_PLUGIN": str(ROOT / "editors" / "nvim"),
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
             "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
-            "XDG_STATE_HOME": os.environ.get("XDG_STATE_HOME", str(home / "state")),
-            "XDG_CONFIG_HOME": os.environ.get("XDG_CONFIG_HOME", str(home / "config")),
+            "XDG_STATE_HOME": str(home / "state"),
+            "XDG_CONFIG_HOME": str(user_config(home / "config")),
             "XDG_DATA_HOME": str(home / "data"),
             "HOME": str(home),
             "TERM": "xterm-256color",
@@ -130,12 +130,12 @@ def screen(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     base = tmp_path_factory.mktemp(f"pty-{flavour}")
     ws = base / "project"
     ws.mkdir()
-    (ws / ".forge.toml").write_text(
-        'model = "scripted/script.json"\n[retry]\nmin_delay_ms = 10\n[tools.shell]\nconfirm = ["echo deploy*"]\n'
-    )
+    # The model is the user's setting (user_config); the workspace adds a confirm rule and is trusted.
+    (ws / ".forge.toml").write_text('[retry]\nmin_delay_ms = 10\n[tools.shell]\nconfirm = ["echo deploy*"]\n')
     (ws / "main.py").write_text("import os\nport = 8080\n")
     home = base / "home"
     home.mkdir()
+    trust(ws, home / "state")
     s = Screen(nvim, ws, home)
     try:
         s.wait_for("main.py")

@@ -63,7 +63,8 @@ test("an interrupt is one notification with Continue; the Continue turn's result
       rootUri: root,
       workspaceFolders: [{ uri: root, name: "ws" }],
       capabilities: { window: { workDoneProgress: true }, workspace: { configuration: true } },
-      initializationOptions: { settings: {} },
+      // A workspace the user trusts in VS Code (workspace.isTrusted), so its scripted model applies.
+      initializationOptions: { settings: {}, workspaceTrusted: true },
     });
     await conn.sendNotification("initialized", {});
     const result = (await conn.sendRequest("workspace/executeCommand", { command: "forge.run", arguments: [{ prompt: "go" }] })) as {
