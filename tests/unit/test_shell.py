@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from forge_lsp.domain.config import ForgeConfig, ShellConfig, check_key
 from forge_lsp.domain.messages import ToolCall, ToolResult
@@ -406,3 +408,30 @@ async def test_cancel_kills_the_group_background_child_included(workspace: Path)
 async def test_output_of_an_exited_command_is_kept_whole(workspace: Path) -> None:
     done = await run_process("seq 1 200000; sleep 300 &", workspace, {"PATH": "/usr/bin:/bin"}, 30)
     assert done.exit_code == 0 and done.stdout.splitlines()[-1] == "200000"
+
+
+@pytest.mark.parametrize("line", ["a;" * 30000, "$x " * 20000, "(" * 20000 + ")" * 20000, "{" * 60000, "x" * 70000])
+def test_long_hostile_lines_are_read_quickly_or_refused(line: str) -> None:
+    started = time.monotonic()
+    try:
+        analyse(line)
+    except Unanalysable:
+        pass
+    assert time.monotonic() - started < 5
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(list("ab rm-f;&|<>()$`'\"\\\n{}*?[]#=!") + ["bash -c ", "sudo ", "$(", "<<", "EOF", "${", "$'"]),
+        max_size=30,
+    )
+)
+def test_any_line_is_read_or_unanalysable(pieces: list[str]) -> None:
+    line = "".join(pieces)
+    try:
+        analysis = analyse(line)
+    except Unanalysable:
+        return
+    for rule in ("rm -rf *", "/rm/", "*"):
+        rule_matches(line, analysis, rule)

@@ -19,6 +19,9 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 
+MAX_CHARS = 64 * 1024
+"""A longer command line is not read (reading takes time on the event loop): Unanalysable."""
+
 MAX_DEPTH = 8
 """Nesting of bash -c / $(...) read at most; deeper is Unanalysable."""
 
@@ -90,6 +93,7 @@ FLAG_ALIASES: dict[str, dict[str, str]] = {
 _KEYWORDS = frozenset({"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until"})
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
 _META = " \t\n;&|<>()"
+_PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])")
 _OPERATORS = (
     "&&",
     "||",
@@ -121,13 +125,24 @@ class Unanalysable(Exception):
     """The command line cannot be read with confidence; the message says why."""
 
 
-@dataclass
 class _Word:
-    text: str = ""
-    expanded: bool = False
-    """The shell expands something in it ($x, $(...), `...`), so its runtime text is unknown."""
-    pattern: bool = False
-    """An unquoted glob or brace expansion: the shell may turn it into other words."""
+    """One word after quote removal, built piece by piece (appending to a str attribute is quadratic)."""
+
+    def __init__(self, text: str = "", expanded: bool = False, pattern: bool = False) -> None:
+        self.parts = [text]
+        self.expanded = expanded
+        """The shell expands something in it ($x, $(...), `...`), so its runtime text is unknown."""
+        self.pattern = pattern
+        """An unquoted glob or brace: the shell may turn it into other words."""
+
+    @property
+    def text(self) -> str:
+        if len(self.parts) > 1:
+            self.parts = ["".join(self.parts)]
+        return self.parts[0]
+
+    def add(self, piece: str) -> None:
+        self.parts.append(piece)
 
 
 @dataclass
@@ -148,6 +163,8 @@ class Analysis:
 
 def analyse(command: str) -> Analysis:
     """Read a command line; Unanalysable when that cannot be done with confidence."""
+    if len(command) > MAX_CHARS:
+        raise Unanalysable(f"longer than {MAX_CHARS} characters")
     commands: list[tuple[str, ...]] = []
     lines: list[str] = []
     _analyse_script(command, 0, commands, lines)
@@ -311,13 +328,13 @@ class _Lexer:
                 if self.pos + 1 >= len(src):
                     self.pos += 1
                     continue
-                w.text += src[self.pos + 1]
+                w.add(src[self.pos + 1])
                 self.pos += 2
             elif c == "'":
                 end = src.find("'", self.pos + 1)
                 if end < 0:
                     raise Unanalysable("unbalanced single quote")
-                w.text += src[self.pos + 1 : end]
+                w.add(src[self.pos + 1 : end])
                 self.pos = end + 1
             elif c == '"':
                 self.pos += 1
@@ -325,14 +342,14 @@ class _Lexer:
             elif c == "$":
                 self._dollar(w, quoted=False)
             elif c == "`":
-                w.text += self._backticks()
+                w.add(self._backticks())
                 w.expanded = True
             else:
-                if c in "*?[" or (c == "{" and re.match(r"\{[^}\s]*(,|\.\.)[^}\s]*\}", src[self.pos :])):
-                    w.pattern = True
+                if c in "*?[{":
+                    w.pattern = True  # a glob, or maybe a brace expansion ({rm,-rf,x} is three words)
                 if c in "@+!" and src.startswith("(", self.pos + 1):
                     raise Unanalysable("extended globs are not analysed")
-                w.text += c
+                w.add(c)
                 self.pos += 1
         return w
 
@@ -347,15 +364,15 @@ class _Lexer:
                 return
             if c == "\\" and self.pos + 1 < len(src):
                 nxt = src[self.pos + 1]
-                w.text += nxt if nxt in '$`"\\' else ("" if nxt == "\n" else "\\" + nxt)
+                w.add(nxt if nxt in '$`"\\' else ("" if nxt == "\n" else "\\" + nxt))
                 self.pos += 2
             elif c == "$":
                 self._dollar(w, quoted=True)
             elif c == "`":
-                w.text += self._backticks()
+                w.add(self._backticks())
                 w.expanded = True
             else:
-                w.text += c
+                w.add(c)
                 self.pos += 1
 
     def _dollar(self, w: _Word, quoted: bool) -> None:
@@ -369,12 +386,12 @@ class _Lexer:
             if "$(" in inner or "`" in inner:
                 raise Unanalysable("command substitution inside arithmetic")
             self.pos = end + 2
-            w.text += src[start : self.pos]
+            w.add(src[start : self.pos])
             w.expanded = True
         elif src.startswith("$(", self.pos):
             self.pos += 2
             inner = self._substitution()
-            w.text += "$(" + inner + ")"
+            w.add("$(" + inner + ")")
             w.expanded = True
         elif src.startswith("${", self.pos):
             end = src.find("}", self.pos)
@@ -384,7 +401,7 @@ class _Lexer:
             if "$(" in inner or "`" in inner or "{" in inner:
                 raise Unanalysable("a command inside ${...}")
             self.pos = end + 1
-            w.text += src[start : self.pos]
+            w.add(src[start : self.pos])
             w.expanded = True
         elif src.startswith("$'", self.pos) and not quoted:
             end = self.pos + 2
@@ -393,7 +410,7 @@ class _Lexer:
             if end >= len(src):
                 raise Unanalysable("unbalanced $'")
             try:
-                w.text += codecs.decode(src[self.pos + 2 : end].encode("latin-1", "backslashreplace"), "unicode_escape")
+                w.add(codecs.decode(src[self.pos + 2 : end].encode("latin-1", "backslashreplace"), "unicode_escape"))
             except (UnicodeDecodeError, ValueError) as exc:
                 raise Unanalysable(f"$'...' string: {exc}") from None
             self.pos = end + 1
@@ -401,12 +418,12 @@ class _Lexer:
             self.pos += 2
             self._double_quoted(w)
         else:
-            m = re.match(r"\$([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])", src[self.pos :])
+            m = _PARAMETER.match(src, self.pos)
             if m is None:
-                w.text += "$"
+                w.add("$")
                 self.pos += 1
                 return
-            w.text += m.group(0)
+            w.add(m.group(0))
             w.expanded = True
             self.pos += len(m.group(0))
 

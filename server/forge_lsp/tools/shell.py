@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import fnmatch
 import re
 from collections.abc import Mapping
@@ -96,7 +97,8 @@ async def check_rules(command: str, settings: ShellConfig, ctx: ToolContext) -> 
     analysis: Analysis | None
     why = ""
     try:
-        analysis = analyse(command)
+        # Off the event loop: a long hostile line takes a moment to read.
+        analysis = await asyncio.to_thread(analyse, command)
     except Unanalysable as exc:
         analysis, why = None, str(exc)
     for pattern in settings.deny:
