@@ -90,6 +90,15 @@ local forge = require("forge")
 forge.setup({ cmd = { os.getenv("FORGE_PYTHON"), "-m", "forge_lsp" } })
 
 local ok, err = pcall(function()
+  -- Root detection prefers .forge.toml: below a .git (monorepo) and above one (a nested repository).
+  vim.fn.mkdir(gitonly .. "/sub/deep", "p")
+  io.open(gitonly .. "/sub/.forge.toml", "w"):close()
+  assert(forge.find_root(gitonly .. "/sub/deep/x.py") == gitonly .. "/sub", forge.find_root(gitonly .. "/sub/deep/x.py"))
+  assert(forge.find_root(gitonly .. "/notes.txt") == gitonly, tostring(forge.find_root(gitonly .. "/notes.txt")))
+  vim.fn.mkdir(ws .. "/vendor/lib/.git", "p")
+  assert(forge.find_root(ws .. "/vendor/lib/a.py") == ws, tostring(forge.find_root(ws .. "/vendor/lib/a.py")))
+  os.remove(gitonly .. "/sub/.forge.toml")
+
   -- A git repository without .forge.toml starts nothing on open.
   vim.cmd("edit " .. gitonly .. "/notes.txt")
   vim.wait(300)

@@ -114,7 +114,14 @@ local function scratch(name, filetype)
   vim.api.nvim_buf_set_name(buf, name)
   vim.bo[buf].filetype = filetype
   vim.bo[buf].bufhidden = "hide"
-  vim.keymap.set("n", "q", "<cmd>close<cr>", { buffer = buf, nowait = true, desc = "Close this Forge window" })
+  vim.keymap.set("n", "q", function()
+    -- The last window cannot be closed (E444): show the previous buffer there instead.
+    if #vim.api.nvim_list_wins() > 1 then
+      vim.cmd("close")
+    else
+      vim.cmd("bprevious")
+    end
+  end, { buffer = buf, nowait = true, desc = "Close this Forge window" })
   return buf
 end
 
