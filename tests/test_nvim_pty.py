@@ -7,6 +7,7 @@ prompt, a confirm question answered Deny, a cancel. Every wait polls the screen 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -30,6 +31,7 @@ pytestmark = [
     pytest.mark.skipif(TMUX is None, reason="tmux is not installed"),
 ]
 
+USER_MODEL = 'model = "scripted/script.json"\n'
 INIT = """
 vim.opt.rtp:prepend(os.getenv("FORGE_PLUGIN"))
 vim.o.laststatus = 2
@@ -42,7 +44,7 @@ require("forge").setup({ cmd = { os.getenv("FORGE_PYTHON"), "-m", "forge_lsp" } 
 class Screen:
     """A Neovim in a detached tmux session, 200x50."""
 
-    def __init__(self, nvim: str, ws: Path, home: Path) -> None:
+    def __init__(self, nvim: str, ws: Path, home: Path, user_model: bool = True) -> None:
         self.name = f"forge-{uuid.uuid4().hex[:8]}"
         self.ws = ws
         init = home / "init.lua"
@@ -53,7 +55,7 @@ class Screen:
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
             "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
             "XDG_STATE_HOME": str(home / "state"),
-            "XDG_CONFIG_HOME": str(user_config(home / "config")),
+            "XDG_CONFIG_HOME": str(user_config(home / "config", text=USER_MODEL if user_model else "")),
             "XDG_DATA_HOME": str(home / "data"),
             "HOME": str(home),
             "TERM": "xterm-256color",
@@ -203,3 +205,33 @@ def test_cancel_from_the_log_window(screen: Screen) -> None:
     screen.command(f"lua print('forge servers: ' .. {count})")
     screen.wait_for("forge servers: 1")
     screen.assert_clean()
+
+
+@pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
+def test_untrusted_workspace_trusted_with_forge_trust(tmp_path: Path, flavour: str, nvim: str | None) -> None:
+    """A cloned workspace with a scripted model: the server asks once; "Not now", then :ForgeTrust."""
+    if nvim is None:
+        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
+    if importlib.util.find_spec("forge_lsp.trust") is None:
+        pytest.skip("this server has no workspace trust yet")
+    ws = tmp_path / "project"
+    ws.mkdir()
+    (ws / ".forge.toml").write_text('model = "scripted/script.json"\n')
+    (ws / "main.py").write_text("x = 1\n")
+    script(ws, {"text": "Hello from the trusted script."})
+    home = tmp_path / "home"
+    home.mkdir()
+    s = Screen(nvim, ws, home, user_model=False)  # only the workspace names a model
+    try:
+        shown = s.wait_for("Trust this workspace?")
+        assert "1: Trust" in shown and "2: Not now" in shown, shown
+        s.keys("2", "Enter")
+        s.command("ForgeTrust")
+        s.wait_for(f"Forge: trusted {ws}")
+        s.command("ForgeRun hello")
+        s.wait_for("Forge: turn completed (1 requests, 0 tool calls, 0 failures)")
+        s.assert_clean()
+        s.command("ForgeLog")
+        s.wait_for("assistant: Hello from the trusted script.")
+    finally:
+        s.close()
