@@ -172,10 +172,21 @@ async def test_without_rules_nothing_is_analysed_or_asked(workspace: Path) -> No
     assert not r.is_error and "hi" in r.output and not shell.asked
 
 
-async def test_confirm_rule_sees_through_wrappers(workspace: Path) -> None:
+@pytest.mark.parametrize(
+    "line", ["cd . && command git push origin", "git -C . push", "git --no-pager -c core.pager=cat push", "watch -n 9 'git push'"]
+)
+async def test_confirm_rule_sees_through_wrappers(workspace: Path, line: str) -> None:
     shell = Shell(workspace, ShellConfig(confirm=("git push*",)))
-    r = await shell(command="cd . && command git push origin")
+    r = await shell(command=line)
     assert r.is_error and "the user denied" in r.output and len(shell.asked) == 1
+
+
+@pytest.mark.usefixtures("bwrap_works")
+async def test_sandboxed_timeout_kills_everything_inside(workspace: Path) -> None:
+    r = await Shell(workspace, ShellConfig(sandbox="bwrap", timeout_secs=1))(command="(sleep 300; touch late) & sleep 300")
+    assert r.is_error and "timed out after 1 s" in r.output
+    await asyncio.sleep(0.3)
+    assert not [p for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline(p) == "sleep 300" and _under(p, workspace)]
 
 
 # --- env --------------------------------------------------------------------------------------

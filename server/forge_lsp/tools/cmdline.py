@@ -495,7 +495,15 @@ def _normalise(cmd: _Command, depth: int, commands: list[tuple[str, ...]], lines
             words = rest
             continue
         break
+    if prog == "git":
+        words = [words[0], *_strip_options(words[1:], "Cc", GIT_OPTIONS_WITH_VALUE)]
     texts = (prog, *(w.text for w in words[1:]))
+    if prog == "watch":
+        # watch runs its arguments, joined, through sh -c.
+        rest = _strip_options(words[1:], "dn", frozenset({"--interval", "--differences"}))
+        if any(w.expanded for w in rest):
+            raise Unanalysable("watch with a command the shell expands")
+        _analyse_script(" ".join(w.text for w in rest), depth + 1, commands, lines)
     if prog in SHELLS:
         script = _shell_script(words[1:])
         if script is not None:
@@ -558,6 +566,26 @@ def _strip_wrapper(prog: str, args: list[_Word], depth: int, commands: list[tupl
             continue
         break
     i += positionals
+    return args[i:]
+
+
+GIT_OPTIONS_WITH_VALUE = frozenset({"--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env", "--super-prefix"})
+"""git's own options before the subcommand that take a value (git -C dir push is git push)."""
+
+
+def _strip_options(args: list[_Word], takes: str, long_takes: frozenset[str]) -> list[_Word]:
+    """The arguments after a program's leading options (those in takes / long_takes consume a value)."""
+    i = 0
+    while i < len(args) and args[i].text.startswith("-") and len(args[i].text) > 1:
+        text = args[i].text
+        if text == "--":
+            return args[i + 1 :]
+        if text.startswith("--"):
+            i += 2 if text in long_takes else 1
+        else:
+            letters = text[1:]
+            j = next((k for k, c in enumerate(letters) if c in takes), -1)
+            i += 2 if j == len(letters) - 1 else 1
     return args[i:]
 
 
