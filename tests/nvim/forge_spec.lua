@@ -240,6 +240,29 @@ local ok, err = pcall(function()
   end
   assert(denied, "no denial in the events")
 
+  -- 4b. Continue through an asynchronous picker (telescope-like): on 0.10+ the request waits for it;
+  -- on older Neovim the server has had its answer already, so the plugin starts the Continue turn.
+  vim.api.nvim_list_uis = function()
+    return { {} }
+  end
+  vim.ui.select = function(items, opts, on_choice)
+    table.insert(asked, { prompt = opts.prompt })
+    vim.defer_fn(function()
+      on_choice(items[1], 1)
+    end, 50)
+  end
+  script({ shell("exit 1"), shell("exit 1"), shell("exit 1"), { text = "recovered" } })
+  before = finished_turns()
+  local completed = count_notes("turn completed")
+  vim.cmd("ForgeRun break things")
+  wait(60000, "no Continue turn through the picker", function()
+    return finished_turns() == before + 2 and count_notes("turn completed") == completed + 1
+  end)
+  vim.ui.select = real_select
+  vim.api.nvim_list_uis = real_uis
+  assert(asked[#asked].prompt:find("Maximum tool failure limit (3)", 1, true), asked[#asked].prompt)
+  assert(forge.state.last_answer == "Continue", tostring(forge.state.last_answer))
+
   -- 5. commands from the log window find the running server (no second server)
   script({ shell("sleep 30"), { text = "never" } })
   vim.cmd("ForgeRun slow")
