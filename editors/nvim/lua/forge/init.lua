@@ -359,10 +359,13 @@ function M.on_message_request(_, params)
   local done, answer = ask(message, actions, function(choice)
     answered(choice)
     if not sync and choice then
+      -- The server has had "no answer" already: do what the answer asks from here where we can.
       if is_continue then
         M.run("Continue.")
+      elseif choice.title == "Trust" then
+        M.trust()
       else
-        notify("Forge: the answer came after the server stopped waiting; it was taken as Deny", levels.WARN)
+        notify("Forge: the answer came after the server stopped waiting; it was taken as no answer (Deny)", levels.WARN)
       end
     end
   end)
