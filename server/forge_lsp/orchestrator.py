@@ -42,6 +42,9 @@ RETRY_MESSAGE = "forge-tool-retry-message.md"
 ERROR_REFLECTION = "forge-partial-tool-error-reflection.md"
 DOOM_LOOP_REMINDER = "forge-doom-loop-reminder.md"
 PENDING_TODOS_REMINDER = "forge-pending-todos-reminder.md"
+HOLD_BACK_MAX = 4096
+"""A streamed word is held back up to this many characters (a key is far shorter)."""
+WORD_ENDS = (" ", "\n", "\t", ".", ",", ";", "!", "?", ")", "]", "}", '"', "'", "`")
 
 Emit = Callable[[Event], None]
 
@@ -215,8 +218,26 @@ class Orchestrator:
     async def _request(self, turn: _Turn, emit: Emit) -> AssistantReply:
         turn_id = turn.request.turn_id
 
+        held: list[str] = []
+
         def on_text(piece: str) -> None:
-            emit(AssistantText(turn_id, piece))
+            # A word still being streamed is held back until it ends (whitespace or punctuation after
+            # it): a key streamed in two pieces then reaches every surface, and its redaction, whole.
+            held.append(piece)
+            text = "".join(held)
+            cut = max(text.rfind(" "), text.rfind("\n"), text.rfind("\t")) + 1
+            if text.endswith(WORD_ENDS) or len(text) - cut >= HOLD_BACK_MAX:
+                cut = len(text)
+            if cut == 0:
+                return
+            held[:] = [text[cut:]] if cut < len(text) else []
+            emit(AssistantText(turn_id, text[:cut]))
+
+        def flush_text() -> None:
+            if held:
+                text = "".join(held)
+                held.clear()
+                emit(AssistantText(turn_id, text))
 
         def on_retry(attempt: int, delay_ms: int, exc: ModelError) -> None:
             emit(LlmRetry(turn_id, attempt, delay_ms, str(exc)))
@@ -226,6 +247,7 @@ class Orchestrator:
             try:
                 return await self.model.complete(turn.wire, self.tools.schemas(), on_text)
             finally:
+                flush_text()
                 turn.model_s += time.perf_counter() - started
 
         return await with_retry(timed, self.config.retry, on_retry, self.sleep)

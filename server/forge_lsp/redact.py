@@ -1,21 +1,81 @@
-"""Secrets from the environment never reach transcripts or logs."""
+"""Secrets never reach what the server writes: state, transcripts, logs, events, results, the CLI's output.
+
+Two kinds of secret are removed. Values of the process environment whose
+names say they are credentials (*_KEY, *TOKEN*, *SECRET*, *PASSWORD*, ...,
+and the password of any credential URL in a value), wherever they appear.
+And text that has the shape of a credential whatever its origin: OpenAI
+(sk-..., sk-proj-...), Anthropic (sk-ant-...), GitHub (ghp_, gho_, ghu_,
+ghs_, ghr_, github_pat_) and AWS (AKIA..., ASIA...) keys, the password in
+scheme://user:password@host, and the value of NAME=value where NAME is a
+credential name (an echoed .env file, `env` output).
+
+Every pattern starts with a literal or is gated by a substring test, so that
+text with nothing to redact (nearly all of it) costs one scan per pattern.
+"""
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
+from typing import Any
 
-_SECRET_NAME = re.compile(r"(_API_KEY|_TOKEN|_SECRET|_PASSWORD|APIKEY)$", re.I)
+REDACTED = "[REDACTED]"
 MIN_SECRET_LEN = 6
+
+# Names of environment variables that hold credentials (matched on the upper-cased name).
+_SECRET_NAME = re.compile(r"_KEY$|_KEY_|APIKEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL")
+# ://user:password@ -> the password (group 2). The user name stays: it helps and is not a secret.
+_URL_PASSWORD = re.compile(r"://([^\s/:@\"'<>]*):([^\s/@\"'<>]+)@")
+# Each shape starts with a literal, so the regex engine skips to it; the word boundary before it is
+# checked in _shape (a look-behind first would make the engine try every position).
+_SHAPES = (
+    # OpenAI (sk-..., sk-proj-..., sk-svcacct-...) and Anthropic (sk-ant-api03-...) keys.
+    (re.compile(r"sk-[A-Za-z0-9_-]{20,}"), "-"),
+    # GitHub tokens: personal, OAuth, user-to-server, server-to-server, refresh; fine-grained PATs.
+    (re.compile(r"gh[pousr]_[A-Za-z0-9]{20,}"), ""),
+    (re.compile(r"github_pat_[A-Za-z0-9_]{20,}"), ""),
+    # AWS access key ids (long-term AKIA, temporary ASIA).
+    (re.compile(r"A(?:KIA|SIA)[A-Z0-9]{16}(?![A-Za-z0-9])"), ""),
+)
+# NAME=value with a credential NAME, as in .env files and `env` output (upper-case names only:
+# code's `token = get_token()` is not a secret). Run only when a keyword and "=" are in the text.
+_ASSIGNMENT = re.compile(
+    r"([A-Z][A-Z0-9_]*(?:_KEY|_KEY_[A-Z0-9_]*|APIKEY|TOKEN|SECRET|PASSWORD|PASSWD)[A-Z0-9_]*)"
+    rf"""(=["']?)([^\s"'$][^\s"']{{{MIN_SECRET_LEN - 1},}})"""
+)
+_ASSIGNMENT_WORDS = ("KEY", "TOKEN", "SECRET", "PASSW")
+
+
+def _word_start(text: str, start: int, extra: str) -> bool:
+    """Whether a match at start begins a word (not the middle of a longer identifier)."""
+    if start == 0:
+        return True
+    before = text[start - 1]
+    return not (before.isascii() and (before.isalnum() or before == "_" or before in extra))
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether an environment variable's name says it holds a credential."""
+    return bool(_SECRET_NAME.search(name.upper()))
 
 
 def secret_values(env: Mapping[str, str] | None = None) -> list[str]:
-    """Values of variables named like *_API_KEY, *_TOKEN, *_SECRET, longest first."""
+    """Secret values of an environment (the process's by default), longest first.
+
+    A variable named like a credential gives its value; a value holding a
+    credential URL (DATABASE_URL=postgres://u:pw@h) gives its password.
+    """
     if env is None:
         return list(_process_secrets())
-    values = {v for k, v in env.items() if _SECRET_NAME.search(k) and len(v) >= MIN_SECRET_LEN}
+    values: set[str] = set()
+    for name, value in env.items():
+        if is_secret_name(name) and len(value) >= MIN_SECRET_LEN:
+            values.add(value)
+        for m in _URL_PASSWORD.finditer(value):
+            if len(m.group(2)) >= MIN_SECRET_LEN:
+                values.add(m.group(2))
     return sorted(values, key=len, reverse=True)
 
 
@@ -25,9 +85,38 @@ def _process_secrets() -> tuple[str, ...]:
     return tuple(secret_values(dict(os.environ)))
 
 
+def _shape(extra: str) -> Callable[[re.Match[str]], str]:
+    def replace(m: re.Match[str]) -> str:
+        return REDACTED if _word_start(m.string, m.start(), extra) else m.group()
+
+    return replace
+
+
+_REPLACERS = tuple((pattern, _shape(extra)) for pattern, extra in _SHAPES)
+
+
 def redact(text: str, secrets: list[str] | None = None) -> str:
-    """text with every secret value replaced by [REDACTED]."""
+    """text with every secret value and credential-shaped string replaced by [REDACTED]."""
     for value in secret_values() if secrets is None else secrets:
         if value in text:
-            text = text.replace(value, "[REDACTED]")
+            text = text.replace(value, REDACTED)
+    for pattern, replace in _REPLACERS:
+        text = pattern.sub(replace, text)
+    if "://" in text:
+        text = _URL_PASSWORD.sub(lambda m: f"://{m.group(1)}:{REDACTED}@", text)
+    if "=" in text and any(word in text for word in _ASSIGNMENT_WORDS):
+        text = _ASSIGNMENT.sub(
+            lambda m: m.group(1) + m.group(2) + REDACTED if _word_start(m.string, m.start(), "") else m.group(), text
+        )
     return text
+
+
+def redact_data(value: Any, secrets: list[str] | None = None) -> Any:
+    """A JSON-like value with every string in it redacted (keys included); other values as they are."""
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, Mapping):
+        return {redact_data(k, secrets): redact_data(v, secrets) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_data(v, secrets) for v in value]
+    return value

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from forge_lsp.domain.messages import ChatMessage
+from forge_lsp.redact import redact, redact_data
 
 log = logging.getLogger(__name__)
 
@@ -290,6 +291,11 @@ def _open(path: Path | str) -> sqlite3.Connection:
     return db
 
 
+def _stored(message: ChatMessage) -> str:
+    """A message as stored: secrets redacted in every string (before JSON escaping, so each is found)."""
+    return json.dumps(redact_data(message.to_dict()))
+
+
 def _messages(rows: list[Any]) -> Iterator[ChatMessage]:
     """The stored messages that parse; a row that does not (a hand-edited file) is skipped and logged."""
     for (data,) in rows:
@@ -476,12 +482,12 @@ class StateStore:
         """Append one message; returns its row id (for update)."""
         return self._run(
             "INSERT INTO messages (conversation_id, turn_id, data, created) VALUES (?, ?, ?, ?)",
-            (conversation_id, turn_id, json.dumps(message.to_dict()), time.time()),
+            (conversation_id, turn_id, _stored(message), time.time()),
         )
 
     def update(self, row_id: int, message: ChatMessage) -> None:
         """Replace a stored message (a tool result that got its retry notice)."""
-        self._run("UPDATE messages SET data=? WHERE id=?", (json.dumps(message.to_dict()), row_id))
+        self._run("UPDATE messages SET data=? WHERE id=?", (_stored(message), row_id))
 
     def history(self, conversation_id: str) -> list[ChatMessage]:
         """Every message of a conversation, in order, with unanswered tool calls closed.
@@ -512,14 +518,14 @@ class StateStore:
         """Record a turn that began."""
         self._run(
             "INSERT INTO turns (id, conversation_id, prompt, status, started) VALUES (?, ?, ?, 'running', ?)",
-            (turn_id, conversation_id, prompt, time.time()),
+            (turn_id, conversation_id, redact(prompt), time.time()),
         )
 
     def finish_turn(self, turn_id: str, status: str, summary: dict[str, Any]) -> None:
         """Record how a turn ended."""
         self._run(
             "UPDATE turns SET status=?, summary=?, ended=? WHERE id=?",
-            (status, json.dumps(summary), time.time(), turn_id),
+            (status, json.dumps(redact_data(summary)), time.time(), turn_id),
         )
 
     def turn_status(self, turn_id: str) -> str | None:

@@ -20,7 +20,7 @@ from forge_lsp.domain.events import Event, Interrupt, Retry, ToolCallStarted, Tu
 from forge_lsp.lsp import convert
 from forge_lsp.lsp.diagnostics import DiagnosticStore
 from forge_lsp.lsp.protocol import ForgeProtocol, request_id, work_done_token
-from forge_lsp.redact import redact, secret_values
+from forge_lsp.redact import redact, redact_data
 from forge_lsp.render import format_event
 
 if TYPE_CHECKING:
@@ -105,6 +105,8 @@ class ForgeLanguageServer(LanguageServer):
     # -- plumbing -------------------------------------------------------
 
     def _publish(self, uri: str, diagnostics: list[t.Diagnostic]) -> None:
+        for diagnostic in diagnostics:  # a failed call's error text may echo a secret
+            diagnostic.message = redact(diagnostic.message)
         self.text_document_publish_diagnostics(t.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
@@ -351,9 +353,8 @@ class ForgeLanguageServer(LanguageServer):
 
     def on_event(self, runtime: WorkspaceRuntime, event: Event, token: str | int | None) -> None:
         """One turn event -> forge/event, logMessage, progress, diagnostics, showMessage."""
-        payload = event.to_dict()
-        if secret_values():  # tool output may echo a secret from the environment: not to the client
-            payload = json.loads(redact(json.dumps(payload)))
+        # Tool output and model text may echo a secret (from the environment, or key-shaped): not to the client.
+        payload = redact_data(event.to_dict())
         self.protocol.notify(EVENT_NOTIFICATION, payload)
         self.log_event(payload)
         transcript = runtime.transcript
@@ -375,7 +376,9 @@ class ForgeLanguageServer(LanguageServer):
             line_no = transcript.interrupt_line if transcript.interrupt_line is not None else 0
             self.diagnostics.add(convert.SOURCE, transcript_uri, convert.interrupt_diagnostic(event, line_no))
         elif isinstance(event, TurnFinished) and event.summary is not None and event.summary.error:
-            self.window_show_message(t.ShowMessageParams(type=t.MessageType.Error, message=f"Forge: {event.summary.error}"))
+            self.window_show_message(
+                t.ShowMessageParams(type=t.MessageType.Error, message=redact(f"Forge: {event.summary.error}"))
+            )
 
     def log_event(self, payload: dict[str, Any]) -> None:
         """One window/logMessage per event; streamed text as one line per complete assistant message."""
@@ -487,7 +490,7 @@ def create_server() -> ForgeLanguageServer:
             raise TurnRefused(str(exc)) from None
         except ValueError as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
-        return summary.to_dict()
+        return redact_data(summary.to_dict())  # type: ignore[no-any-return]
 
     @server.command("forge.cancel")
     async def forge_cancel(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
