@@ -440,3 +440,38 @@ async def test_a_character_device_in_the_workspace_is_refused(workspace: Path) -
     registry, ctx = tools(workspace)
     r = await asyncio.wait_for(call(registry, ctx, "read", file_path="zero"), 10)
     assert r.is_error and "character device" in r.output
+
+
+# -- malformed frames on the LSP channel ------------------------------------------------
+
+BAD_FRAMES = {
+    "content-length-abc": b'Content-Length: abc\r\n\r\n{"jsonrpc": "2.0", "method": "lost"}',
+    "no-content-length": b'Content-Type: application/json\r\n\r\n{"jsonrpc": "2.0", "method": "lost"}',
+    "huge-length": b"Content-Length: 99999999999999\r\n\r\n{}",
+    "length-past-the-body": b'Content-Length: 100000\r\n\r\n{"jsonrpc": "2.0"}',
+}
+
+
+@pytest.mark.timeout(40)
+@pytest.mark.parametrize("bad", list(BAD_FRAMES.values()), ids=list(BAD_FRAMES))
+def test_a_malformed_frame_is_skipped_and_the_next_request_answered(
+    workspace: Path, bad: bytes, record_reliability: Record
+) -> None:
+    from support.rawlsp import RawClient
+
+    client = RawClient([sys.executable, "-m", "forge_lsp"], settings={})
+    try:
+        client.initialize(workspace)
+        client.notify("initialized", {})
+        assert client.proc.stdin is not None
+        client.proc.stdin.write(bad)
+        client.proc.stdin.flush()
+        status = client.request("workspace/executeCommand", {"command": "forge.status", "arguments": [{}]})
+    except BaseException:  # a deaf server would not answer shutdown either
+        client.proc.kill()
+        client.proc.wait()
+        raise
+    client.close()
+    assert status["running"] is False
+    name = next(k for k, v in BAD_FRAMES.items() if v == bad)
+    record_reliability(f"attack: malformed LSP frame ({name})", "a bad frame, then forge.status", "logged and skipped; answered")

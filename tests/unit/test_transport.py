@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
+import logging
 
-from forge_lsp.lsp.transport import CoalescingWriter
+import pytest
+
+from forge_lsp.lsp.transport import CoalescingWriter, FrameReader
 
 
 class CountingIO(io.BytesIO):
@@ -42,3 +46,65 @@ def test_writes_through_when_no_loop_runs() -> None:
     w.write(b"b")
     w.close()
     assert raw.getvalue() == b"ab"
+
+
+# -- reading frames: a bad frame is skipped, the next one is read -------------------
+
+
+def frame(obj: dict[str, object]) -> bytes:
+    body = json.dumps(obj).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+GOOD = {"jsonrpc": "2.0", "id": 7, "method": "ping"}
+BAD_FRAMES = {
+    "length-abc": b'Content-Length: abc\r\n\r\n{"jsonrpc": "2.0", "method": "lost"}',
+    "no-length-header": b'Content-Type: application/json\r\n\r\n{"jsonrpc": "2.0", "method": "lost"}',
+    "huge-length": b"Content-Length: 99999999999999\r\n\r\n{}",
+    "length-past-the-body": b'Content-Length: 5000\r\n\r\n{"jsonrpc": "2.0"}',
+    "length-short-of-the-body": b'Content-Length: 5\r\n\r\n{"jsonrpc": "2.0", "method": "x"}',
+    "not-json": b"Content-Length: 9\r\n\r\nnot json!",
+    "garbage-line": b"hello there\r\n\r\n",
+}
+
+
+async def bodies(data: bytes) -> list[bytes]:
+    stream = asyncio.StreamReader()
+    stream.feed_data(data)
+    stream.feed_eof()
+    reader = FrameReader(stream, logging.getLogger("test"))
+    out = []
+    while (body := await reader.next_body()) is not None:
+        out.append(body)
+    return out
+
+
+@pytest.mark.parametrize("bad", list(BAD_FRAMES.values()), ids=list(BAD_FRAMES))
+async def test_the_reader_resynchronises_on_the_next_header_after_a_bad_frame(bad: bytes) -> None:
+    got = await bodies(frame({"jsonrpc": "2.0", "method": "first"}) + bad + frame(GOOD))
+    assert json.loads(got[0])["method"] == "first"
+    assert json.loads(got[-1]) == GOOD
+
+
+async def test_headers_other_than_content_length_are_accepted_quietly(caplog: pytest.LogCaptureFixture) -> None:
+    body = json.dumps(GOOD).encode()
+    data = b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+    assert await bodies(data * 2) == [body, body]
+    assert not caplog.records
+
+
+async def test_a_frame_split_across_many_reads_is_one_message() -> None:
+    data = frame(GOOD) * 3
+    stream = asyncio.StreamReader()
+    reader = FrameReader(stream, logging.getLogger("test"))
+
+    async def feed() -> None:
+        for i in range(len(data)):
+            stream.feed_data(data[i : i + 1])
+            await asyncio.sleep(0)
+        stream.feed_eof()
+
+    feeder = asyncio.ensure_future(feed())
+    got = [await reader.next_body() for _ in range(3)]
+    await feeder
+    assert [json.loads(b) for b in got if b] == [GOOD] * 3

@@ -404,6 +404,9 @@ class ForgeLanguageServer(LanguageServer):
 
 def create_server() -> ForgeLanguageServer:
     """A new server with every feature and command registered (no import-time server)."""
+    from forge_lsp.lsp.transport import install_reader
+
+    install_reader()  # a malformed frame is skipped, not the end of every later message
     server = ForgeLanguageServer()
 
     @server.feature(t.INITIALIZE)
