@@ -80,6 +80,24 @@ SOCKETS = ("/run/docker.sock", "/var/run/docker.sock", "/run/containerd/containe
 WORKSPACE_READ_ONLY = (".git/hooks", ".git/config")
 """Inside the workspace, kept read-only: git would run what they name later, outside the sandbox."""
 
+HOME_STARTUP = (
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".gitconfig",
+    ".config/git",
+    ".config/autostart",
+    ".config/systemd",
+    ".config/fish",
+    ".local/bin",
+)
+"""Files the user's own shell, git or desktop runs later: read-only even when the workspace is the home folder."""
+
 INSTALL_HINT = 'install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) or set [tools.shell] sandbox = "none"'
 
 _probes: dict[str, str | None] = {}
@@ -141,8 +159,10 @@ def bwrap_argv(
             continue
         # A folder becomes an empty tmpfs; a file or socket becomes /dev/null.
         out += ["--tmpfs", str(path)] if path.is_dir() else ["--ro-bind", "/dev/null", str(path)]
-    for rel in WORKSPACE_READ_ONLY:
-        path = ws / rel
+    protected = [ws / rel for rel in WORKSPACE_READ_ONLY]
+    if home and Path(home).is_absolute() and _contains(ws, Path(home).resolve()):
+        protected += [Path(home).resolve() / rel for rel in HOME_STARTUP]
+    for path in protected:
         if os.path.lexists(path) and not path.is_symlink():
             out += ["--ro-bind", str(path), str(path)]
     out += ["--chdir", str(cwd.resolve()), "--", *argv]
