@@ -14,7 +14,6 @@ sandbox is that.
 
 from __future__ import annotations
 
-import codecs
 import fnmatch
 import re
 from dataclasses import dataclass, field
@@ -409,10 +408,7 @@ class _Lexer:
                 end += 2 if src[end] == "\\" else 1
             if end >= len(src):
                 raise Unanalysable("unbalanced $'")
-            try:
-                w.add(codecs.decode(src[self.pos + 2 : end].encode("latin-1", "backslashreplace"), "unicode_escape"))
-            except (UnicodeDecodeError, ValueError) as exc:
-                raise Unanalysable(f"$'...' string: {exc}") from None
+            w.add(_ANSI_C.sub(_ansi_c, src[self.pos + 2 : end]))
             self.pos = end + 1
         elif src.startswith('$"', self.pos) and not quoted:
             self.pos += 2
@@ -462,6 +458,25 @@ class _Lexer:
         self.pos = i + 1
         _analyse_script(inner, self.depth + 1, self.commands, self.lines)
         return "`" + inner + "`"
+
+
+_ANSI_C = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)", re.S)
+_ANSI_C_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
+
+
+def _ansi_c(m: re.Match[str]) -> str:
+    """One escape of bash's $'...' quoting ($'\\x72m' is rm); an unknown one keeps its backslash, as bash does."""
+    esc = m.group(1)
+    if esc[0] in "xuU" and len(esc) > 1:
+        code = int(esc[1:], 16)
+        return chr(code) if code <= 0x10FFFF else ""
+    if esc[0] in "01234567":
+        return chr(int(esc, 8) & 0xFF)
+    if esc[0] == "c" and len(esc) == 2:
+        return chr(ord(esc[1]) & 0x1F)
+    if esc in _ANSI_C_SIMPLE:
+        return _ANSI_C_SIMPLE[esc]
+    return esc if esc in "\\'\"?" else "\\" + esc
 
 
 def _program(word: _Word) -> str:
