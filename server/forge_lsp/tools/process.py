@@ -1,4 +1,4 @@
-"""Running a child process in its own process group, killed whole on timeout or cancel."""
+"""Running a child process in its own process group, killed whole when the call ends (exit, timeout or cancel)."""
 
 from __future__ import annotations
 
@@ -19,25 +19,6 @@ def _ignore(_pid: int, _running: bool) -> None:
     pass
 
 
-def start_time(pid: int) -> str | None:
-    """The kernel's start time of a process (tells a reused pid apart), or None if it is gone."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return None
-
-
-def kill_orphan(pid: int, started: str) -> bool:
-    """Kill a process group left by a server that died, if that very process still runs."""
-    if start_time(pid) != started:
-        return False
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
-
-
 @dataclass(frozen=True)
 class Completed:
     """A finished process: exit code and decoded output."""
@@ -46,13 +27,6 @@ class Completed:
     stdout: str
     stderr: str
     timed_out: bool = False
-
-
-def kill_group(proc: asyncio.subprocess.Process | subprocess.Popen[bytes]) -> None:
-    """Kill the process and everything it started (its process group)."""
-    if proc.returncode is not None:
-        return
-    _killpg(proc.pid)
 
 
 def _killpg(pgid: int) -> None:
