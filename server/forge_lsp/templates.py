@@ -40,6 +40,9 @@ SYSTEM_INFO = "forge-partial-system-info.md"
 SYSTEM_PROMPT = "forge-system-prompt.md"
 OVERRIDE_DIR = Path(".forge") / "templates"
 MAX_TEMPLATE_BYTES = 256 * 1024
+# pybars3 compiles at some milliseconds per tag, under one process-wide lock: a template with
+# tens of thousands of tags would stall every other compile for minutes.
+MAX_TAGS = 400
 # Bumped whenever the grammar or the generated code's runtime changes: old cache files are never read.
 GRAMMAR_VERSION = "2"
 
@@ -355,6 +358,8 @@ def _scan(source: str, known: frozenset[str] | None = None) -> list[_Tag]:
             if triple and not source.startswith("}}}", end):
                 raise _Refused("'{{{' is closed with '}}' instead of '}}}'")
             close = end + (3 if triple else 2)
+            if len(tags) >= MAX_TAGS:
+                raise _Refused(f"more than {MAX_TAGS} tags")
             tag = _classify(source, start, close, source[body_start:end], triple, known)
             if tag.kind == "open":
                 stack.append((tag, False))

@@ -138,6 +138,7 @@ def test_safe_grammar_accepts(source: str) -> None:
         ("{{inc nullable}}", "literal"),
         ('{{contains a"b"}}', "separated by spaces"),
         ("{{a/b}}", "unexpected"),
+        ("{{a}}\n" * 400 + "{{b}}", "line 401: more than 400 tags"),
     ],
 )
 def test_safe_grammar_refuses(source: str, message: str) -> None:
