@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from forge_lsp import state
 from forge_lsp.domain.messages import AssistantReply
 from forge_lsp.redact import REDACTED, is_secret_name, redact, redact_data, secret_values
+from forge_lsp.state import StateStore
 
 from fakes import Harness, answer
 
@@ -135,3 +138,23 @@ async def test_a_key_streamed_in_pieces_reaches_surfaces_whole(workspace: Path, 
     # Redacted piece by piece (as each surface does), nothing of the key is left.
     redacted = "".join(redact(p, []) for p in streamed)
     assert redacted == "Your key is [REDACTED] and the db is postgres://u:[REDACTED]@h."
+
+
+def test_a_running_command_line_is_stored_redacted_and_still_recognised(workspace: Path) -> None:
+    # The reaper's processes table keeps each running shell's command line: a key in a curl command
+    # must not land in the state file, and the reaper must still know the process as its own.
+    proc = subprocess.Popen(["bash", "-c", f"sleep 300; echo {GITHUB['ghp']}"], start_new_session=True)
+    try:
+        store = StateStore(workspace)
+        store.watch_process(proc.pid, True)
+        files = [p for p in (workspace / ".forge").iterdir() if p.name.startswith("state.sqlite3")]
+        assert files and all(GITHUB["ghp"].encode() not in p.read_bytes() for p in files)
+        cursor = store._db.execute("SELECT * FROM processes")
+        names = [d[0] for d in cursor.description]
+        (row,) = [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
+        assert REDACTED in row["cmdline"]
+        assert state.may_signal(row, state.boot_id(), set()) is None
+        store.close()
+    finally:
+        proc.kill()
+        proc.wait()
