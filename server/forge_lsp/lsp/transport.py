@@ -163,6 +163,14 @@ class FrameReader:
                 return body
 
 
+def _quiet_cancellation(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """A handler cancelled because the server is exiting is no error: no traceback for it on stderr."""
+    if isinstance(context.get("exception"), asyncio.CancelledError):
+        logging.getLogger(__name__).debug("cancelled: %s", context.get("message"))
+        return
+    loop.default_exception_handler(context)
+
+
 async def read_messages(
     stop_event: threading.Event,
     reader: Any,
@@ -172,6 +180,9 @@ async def read_messages(
 ) -> None:
     """pygls's main loop (io_.run_async, same signature) over a FrameReader."""
     log = logger or logging.getLogger(__name__)
+    # `exit` stops the loop while handlers still run (an exit without shutdown, mid-initialized);
+    # pygls's callbacks then see CancelledError, which asyncio would print as a traceback.
+    asyncio.get_running_loop().set_exception_handler(_quiet_cancellation)
     frames = FrameReader(reader, log)
     while not stop_event.is_set():
         body = await frames.next_body()
