@@ -31,7 +31,7 @@ from forge_lsp.domain.events import (
     TurnStatus,
     TurnSummary,
 )
-from forge_lsp.domain.messages import AssistantReply, ChatMessage, ToolCall, ToolResult
+from forge_lsp.domain.messages import MAX_REPLY_CHARS, REPLY_CUT_MARKER, AssistantReply, ChatMessage, ToolCall, ToolResult
 from forge_lsp.domain.ports import HistoryPort, ModelPort, TemplatePort, ToolPort
 from forge_lsp.domain.retry import ModelError, with_retry
 from forge_lsp.domain.tracker import ToolErrorTracker
@@ -219,8 +219,20 @@ class Orchestrator:
         turn_id = turn.request.turn_id
 
         held: list[str] = []
+        streamed = 0
 
         def on_text(piece: str) -> None:
+            nonlocal streamed
+            # Past the cap nothing more is shown: the marker ends the text, as it ends the stored reply.
+            if streamed > MAX_REPLY_CHARS:
+                return
+            piece = piece[: MAX_REPLY_CHARS - streamed + 1]
+            streamed += len(piece)
+            if streamed > MAX_REPLY_CHARS:
+                held.append(piece[:-1])
+                held.append(REPLY_CUT_MARKER)
+                flush_text()
+                return
             # A word still being streamed is held back until it ends (whitespace or punctuation after
             # it): a key streamed in two pieces then reaches every surface, and its redaction, whole.
             held.append(piece)
@@ -243,9 +255,11 @@ class Orchestrator:
             emit(LlmRetry(turn_id, attempt, delay_ms, str(exc)))
 
         async def timed() -> AssistantReply:
+            nonlocal streamed
+            streamed = 0
             started = time.perf_counter()
             try:
-                return await self.model.complete(turn.wire, self.tools.schemas(), on_text)
+                return (await self.model.complete(turn.wire, self.tools.schemas(), on_text)).capped()
             finally:
                 flush_text()
                 turn.model_s += time.perf_counter() - started

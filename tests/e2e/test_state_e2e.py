@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -42,3 +43,21 @@ async def test_a_read_of_a_fifo_fails_at_once_and_the_server_keeps_answering(cli
     assert result["status"] == "completed" and result["failures"] == 1
     status = await asyncio.wait_for(command(client, "forge.status"), 5)
     assert status["running"] is False
+
+
+async def test_5000_streamed_chunks_arrive_as_few_assistant_text_events_whole(client: LanguageClient, ws: Path) -> None:
+    texts: list[str] = []
+
+    @client.feature("forge/event")
+    def on_event(params: Any) -> None:
+        if params.type == "assistantText":
+            texts.append(params.text)
+
+    reply = " ".join(f"w{i}" for i in range(5000))  # the scripted model streams it word by word
+    write_script(ws, {"text": reply})
+    started = time.monotonic()
+    result = await command(client, "forge.run", {"prompt": "talk"})
+    duration = time.monotonic() - started
+    assert result["status"] == "completed" and result["text"] == reply
+    assert "".join(texts) == reply
+    assert len(texts) <= duration * 20 + 2, (len(texts), duration)

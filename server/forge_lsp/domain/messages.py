@@ -101,6 +101,11 @@ class Usage:
     completion_tokens: int = 0
 
 
+MAX_REPLY_CHARS = 200_000
+"""The most text kept of one assistant message; a model that streams on without end cannot fill memory."""
+REPLY_CUT_MARKER = f"\n\n[reply cut: the model's text went past {MAX_REPLY_CHARS} characters; the rest was not kept]"
+
+
 @dataclass(frozen=True)
 class AssistantReply:
     """What the model answered to one request."""
@@ -113,3 +118,9 @@ class AssistantReply:
     def to_message(self) -> ChatMessage:
         """The assistant message to append to the history."""
         return ChatMessage(role="assistant", content=self.text or None, tool_calls=self.tool_calls)
+
+    def capped(self) -> AssistantReply:
+        """This reply with its text cut at MAX_REPLY_CHARS, the cut marked."""
+        if len(self.text) <= MAX_REPLY_CHARS:
+            return self
+        return AssistantReply(self.text[:MAX_REPLY_CHARS] + REPLY_CUT_MARKER, self.tool_calls, self.finish_reason, self.usage)

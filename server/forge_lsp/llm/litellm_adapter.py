@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from forge_lsp.domain import retry
 from forge_lsp.domain.config import ForgeConfig
-from forge_lsp.domain.messages import AssistantReply, ToolCall, Usage
+from forge_lsp.domain.messages import MAX_REPLY_CHARS, AssistantReply, ToolCall, Usage
 from forge_lsp.domain.retry import ModelError
 from forge_lsp.llm import scripted
 
@@ -407,6 +407,7 @@ class LiteLLMModel:
         # Retries are ours (each one an llmRetry event); the OpenAI SDK must not retry behind our back.
         kwargs["max_retries"] = 0
         text: list[str] = []
+        kept = 0
         calls: dict[int, dict[str, str]] = {}
         finish: str | None = None
         usage = Usage()
@@ -422,7 +423,10 @@ class LiteLLMModel:
                 finish = choice.finish_reason or finish
                 delta = choice.delta
                 if delta.content:
-                    text.append(delta.content)
+                    # One past the cap is kept, so the orchestrator sees the reply was cut (and marks it).
+                    if kept <= MAX_REPLY_CHARS:
+                        text.append(delta.content[: MAX_REPLY_CHARS + 1 - kept])
+                        kept += len(text[-1])
                     on_text(delta.content)
                 for tc in delta.tool_calls or ():
                     slot = calls.setdefault(tc.index or 0, {"id": "", "name": "", "arguments": ""})

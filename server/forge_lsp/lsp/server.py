@@ -18,6 +18,7 @@ from forge_lsp import __version__
 from forge_lsp.domain.config import WORKSPACE_FILE
 from forge_lsp.domain.events import Event, Interrupt, Retry, ToolCallStarted, TurnFinished, TurnStarted, TurnSummary
 from forge_lsp.lsp import convert
+from forge_lsp.lsp.coalesce import TextCoalescer
 from forge_lsp.lsp.diagnostics import DiagnosticStore
 from forge_lsp.lsp.protocol import ForgeProtocol, request_id, work_done_token
 from forge_lsp.redact import redact, redact_data
@@ -95,6 +96,8 @@ class ForgeLanguageServer(LanguageServer):
         self.init_settings: dict[str, Any] = {}
         self.background: set[asyncio.Task[Any]] = set()
         self.requests: dict[str | int, Path] = {}
+        self.events = TextCoalescer(lambda payload: self.protocol.notify(EVENT_NOTIFICATION, payload))
+        """forge/event out, streamed assistantText merged to ~20 a second."""
         self.progress_tokens: dict[str | int, Path] = {}
         # Streamed assistant text per turn, logged as one line when the message is complete.
         self.assistant_text: dict[str, list[str]] = {}
@@ -355,7 +358,7 @@ class ForgeLanguageServer(LanguageServer):
         """One turn event -> forge/event, logMessage, progress, diagnostics, showMessage."""
         # Tool output and model text may echo a secret (from the environment, or key-shaped): not to the client.
         payload = redact_data(event.to_dict())
-        self.protocol.notify(EVENT_NOTIFICATION, payload)
+        self.events(payload)
         self.log_event(payload)
         transcript = runtime.transcript
         transcript_uri = transcript.path.as_uri() if transcript else None
