@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from forge_lsp.config import ConfigLoader, EffectiveConfig
+from forge_lsp.config import UNTRUSTED, ConfigLoader, ConfigProblem, EffectiveConfig
 from forge_lsp.domain.config import ForgeConfig
 from forge_lsp.domain.events import Event, TurnSummary
 from forge_lsp.domain.messages import ToolCall, ToolResult
@@ -28,6 +28,7 @@ from forge_lsp.tools.base import DiskFiles, FileStore, Snapshots, ToolContext
 from forge_lsp.tools.registry import ToolRegistry
 from forge_lsp.tools.workspace import Workspace
 from forge_lsp.transcript import TranscriptWriter
+from forge_lsp.trust import TEMPLATES_DIR, TrustStore
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +84,12 @@ class WorkspaceRuntime:
         user_config: Path | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         editor_settings: Any = None,
+        trusted: bool | None = None,
+        trust_store: TrustStore | None = None,
     ) -> None:
+        """trusted: the client's word (VS Code's workspace.isTrusted, `run --trust`); None asks the
+        user's trust store (`forge-lsp trust DIR`, forge.trust), which also counts when the client
+        says False."""
         self.root = root.resolve()
         self.workspace = Workspace(self.root)
         self.files = files or DiskFiles()
@@ -91,8 +97,10 @@ class WorkspaceRuntime:
         self.sleep = sleep
         self.loader = ConfigLoader(self.root, user_config)
         self.loader.set_editor(editor_settings)
-        self.effective: EffectiveConfig = self.loader.load(trusted=True)
-        self.templates = TemplateEngine(self.root)
+        self.trust_store = trust_store or TrustStore()
+        self._client_trusted = trusted
+        self.effective: EffectiveConfig = self.loader.load(trusted=self._is_trusted())
+        self.templates = TemplateEngine(self.root, overrides=self.trusted)
         self.registry = ToolRegistry()
         self._store: StateStore | None = None
         self.snapshots = Snapshots()
@@ -111,6 +119,53 @@ class WorkspaceRuntime:
         return self.effective.config
 
     @property
+    def trusted(self) -> bool:
+        """Whether the config and templates in force come from a trusted workspace."""
+        return self.effective.trusted
+
+    def _is_trusted(self) -> bool:
+        if self._client_trusted:
+            return True
+        try:
+            return self.trust_store.is_trusted(self.root)
+        except Exception as exc:  # an unreadable store trusts nothing
+            log.warning("trust store: %s", exc)
+            return False
+
+    def trust_state(self) -> str:
+        """ "trusted", "changed" (trusted once; a trust-relevant file changed since) or "untrusted"."""
+        if self._client_trusted:
+            return "trusted"
+        try:
+            return self.trust_store.state(self.root)
+        except Exception:
+            return "untrusted"
+
+    def set_trusted(self, trusted: bool) -> EffectiveConfig:
+        """The user's decision (forge.trust, the Trust button): recorded, then config and templates reload."""
+        if trusted:
+            self.trust_store.trust(self.root)
+        else:
+            self.trust_store.revoke(self.root)
+            self._client_trusted = None
+        return self.reload_config()
+
+    def untrusted_problems(self) -> list[ConfigProblem]:
+        """Everything of the workspace ignored because it is not trusted: config keys and template overrides."""
+        if self.trusted:
+            return []
+        problems = list(self.effective.ignored)
+        folder = self.root / TEMPLATES_DIR
+        try:
+            names = sorted(p.name for p in folder.glob("*.md")) if folder.is_dir() else []
+        except OSError:
+            names = []
+        for name in names:
+            message = "ignored because this workspace is not trusted: template overrides shape what the model is told"
+            problems.append(ConfigProblem("workspace", "", f"{TEMPLATES_DIR / name}: {message}", folder / name, 1, UNTRUSTED))
+        return problems
+
+    @property
     def store(self) -> StateStore:
         """The workspace's state, opened on first use (.forge/ is created only when needed)."""
         if self._store is None:
@@ -121,7 +176,10 @@ class WorkspaceRuntime:
         """Read the config layers again (and the editor's settings when given)."""
         if editor:
             self.loader.set_editor(editor_settings)
-        self.effective = self.loader.load(trusted=True)
+        was_trusted = self.trusted
+        self.effective = self.loader.load(trusted=self._is_trusted())
+        if self.trusted != was_trusted:
+            self.reload_templates()
         return self.effective
 
     def preload_templates(self) -> None:
@@ -134,7 +192,7 @@ class WorkspaceRuntime:
 
     def reload_templates(self) -> list[str]:
         """Load .forge/templates/ again; returns the override errors."""
-        self.templates = TemplateEngine(self.root)
+        self.templates = TemplateEngine(self.root, overrides=self.trusted)
         return self.templates.errors
 
     @property
@@ -166,6 +224,8 @@ class WorkspaceRuntime:
             "modelSource": self.effective.sources.get("model", "default"),
             "limit": self.config.max_tool_failure_per_turn,
             "errors": dict(self.last_errors),
+            "trusted": self.trusted,
+            "trust": self.trust_state(),
         }
         if self.running:
             out["turnId"] = self.turn_id
