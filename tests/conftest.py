@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,6 +15,14 @@ from hypothesis import settings
 from support import reliability
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+# Before any test module copies os.environ for the servers it starts (the e2e fixtures, the CLI
+# tests): a user config and a trust store of the run's own, never the machine user's. Each test
+# gets its own as well (the autouse fixture below) for what runs in-process.
+_ISOLATED = tempfile.mkdtemp(prefix="forge-tests-home-")
+atexit.register(shutil.rmtree, _ISOLATED, True)
+os.environ["XDG_CONFIG_HOME"] = os.path.join(_ISOLATED, "config")
+os.environ["XDG_STATE_HOME"] = os.path.join(_ISOLATED, "state")
+os.environ.pop("FORGE_LSP_CONFIG", None)
 # FORGE_HYPOTHESIS_EXAMPLES=2000 runs every property suite longer, once, to shake out other seeds.
 settings.register_profile("forge", max_examples=int(os.environ.get("FORGE_HYPOTHESIS_EXAMPLES", "100")))
 settings.load_profile("forge")

@@ -11,20 +11,25 @@ from pathlib import Path
 
 import pytest
 
+from support.trust import trust_workspace
+
 ENV = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
 
 
 def forge(
     *args: str, cwd: Path | None = None, timeout: int = 90, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
+    # os.environ as it is now: the test's own user config and trust store (tests/conftest.py).
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(env or {})}
     return subprocess.run(
-        [sys.executable, "-m", "forge_lsp", *args], capture_output=True, text=True, timeout=timeout, env=env or ENV, cwd=cwd
+        [sys.executable, "-m", "forge_lsp", *args], capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd
     )
 
 
 def write_script(root: Path, *responses: object) -> None:
     (root / "script.json").write_text(json.dumps({"responses": list(responses)}))
     (root / ".forge.toml").write_text('model = "scripted/script.json"\n[retry]\nmin_delay_ms = 1\n')
+    trust_workspace(root)  # as the user would (forge-lsp trust DIR), so its scripted model applies
 
 
 def test_run_completed_exits_0(workspace: Path) -> None:
@@ -120,6 +125,7 @@ def test_per_tool_limit_is_named_in_the_interrupt(workspace: Path) -> None:
     write_script(workspace, fail, fail, fail)
     with (workspace / ".forge.toml").open("a") as f:
         f.write("[tools.shell]\nmax_failures = 2\n")
+    trust_workspace(workspace)  # the file changed since write_script trusted it
     p = forge("run", "fail", "-w", str(workspace))
     assert p.returncode == 3, p.stderr
     assert "MaxToolFailurePerTurnLimitReached {limit: 3, errors: {shell: 2}}" in p.stdout
@@ -132,7 +138,7 @@ def test_per_tool_limit_is_named_in_the_interrupt(workspace: Path) -> None:
 def test_a_secret_the_model_echoes_is_redacted_on_stdout(workspace: Path) -> None:
     secret = "sk-cli-echo-secret-0123456789"
     write_script(workspace, {"text": f"Your key is {secret}."})
-    p = forge("run", "what is my key", "-w", str(workspace), env={**ENV, "OPENAI_API_KEY": secret})
+    p = forge("run", "what is my key", "-w", str(workspace), env={"OPENAI_API_KEY": secret})
     assert p.returncode == 0, p.stderr
     assert secret not in p.stdout + p.stderr
     assert "Your key is [REDACTED]." in p.stdout
@@ -142,7 +148,7 @@ def test_a_secret_the_model_echoes_is_redacted_on_stdout(workspace: Path) -> Non
 def test_demo_removes_its_temporary_workspace_unless_kept(tmp_path: Path, keep: bool) -> None:
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    p = forge("demo", "--in-process", *(["--keep"] if keep else []), env={**ENV, "TMPDIR": str(tmp)}, timeout=120)
+    p = forge("demo", "--in-process", *(["--keep"] if keep else []), env={"TMPDIR": str(tmp)}, timeout=120)
     assert p.returncode == 0, p.stdout + p.stderr
     left = list(tmp.glob("forge-demo-*"))
     if keep:

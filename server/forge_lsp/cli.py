@@ -47,20 +47,32 @@ DEMO_FILES = {
 DEMO_PROMPT = "Change the server port in app.cfg to 9090."
 
 
-async def run_headless(prompt: str, workspace: Path, model: str | None, out: TextIO) -> int:
-    """Run one turn in-process and print its events; returns the exit code."""
+async def run_headless(prompt: str, workspace: Path, model: str | None, out: TextIO, trusted: bool = False) -> int:
+    """Run one turn in-process and print its events; returns the exit code.
+
+    trusted: the user said so for this run (--trust); otherwise the trust store decides.
+    """
     from forge_lsp.llm.litellm_adapter import warm_up
     from forge_lsp.runtime import NoModel, TurnInProgress, WorkspaceRuntime
 
     check_prompt(prompt)
     warm_up()
-    runtime = WorkspaceRuntime(workspace)
+    runtime = WorkspaceRuntime(workspace, trusted=True if trusted else None)
     runtime.on_notice = lambda message: say(sys.stderr, message)
-    problems = runtime.effective.problems
+    from forge_lsp.config import UNTRUSTED
+
+    problems = [p for p in runtime.effective.problems if p.code != UNTRUSTED] + runtime.untrusted_problems()
     for problem in problems[:MAX_PRINTED_PROBLEMS]:
         say(sys.stderr, f"config: {problem}")
     if len(problems) > MAX_PRINTED_PROBLEMS:
         say(sys.stderr, f"config: ... and {len(problems) - MAX_PRINTED_PROBLEMS} more problems")
+    if runtime.untrusted_problems():
+        changed = " (it changed since you trusted it)" if runtime.trust_state() == "changed" else ""
+        say(
+            sys.stderr,
+            f"forge-lsp: {runtime.root} is not trusted{changed}: the settings above are ignored; "
+            f"`forge-lsp trust {workspace}` trusts it, --trust trusts it for this run",
+        )
     printer = EventPrinter(out)
     try:
         summary = await runtime.run(prompt, lambda e: printer(e.to_dict()), model)
@@ -78,6 +90,28 @@ async def run_headless(prompt: str, workspace: Path, model: str | None, out: Tex
     if summary.text:
         say(out, f"\n{summary.text}")
     return EXIT_CODES[summary.status.value]
+
+
+def trust_command(folder: Path, revoke: bool, status: bool, out: TextIO) -> int:
+    """forge-lsp trust DIR [--revoke | --status]: the user's decision, in the user's state folder."""
+    from forge_lsp.trust import CHANGED, TRUSTED, TrustStore, trust_files
+
+    store = TrustStore()
+    root = folder.resolve()
+    if status:
+        state = store.state(root)
+        words = {TRUSTED: "trusted", CHANGED: "not trusted (its files changed since you trusted it)"}
+        say(out, f"{root}: {words.get(state, 'not trusted')}")
+        return 0 if state == TRUSTED else 1
+    if revoke:
+        known = store.revoke(root)
+        say(out, f"{root}: no longer trusted" if known else f"{root}: was not trusted")
+        return 0
+    store.trust(root)
+    present = [p.relative_to(root).as_posix() if p.is_relative_to(root) else str(p) for p in trust_files(root) if p.exists()]
+    covered = ", ".join(present) if present else "no .forge.toml or .forge/templates yet"
+    say(out, f"{root}: trusted ({covered}); a change to these files asks again. Recorded in {store.path}")
+    return 0
 
 
 def check_prompt(prompt: str) -> None:
@@ -111,7 +145,7 @@ def run_demo(folder: Path | None, in_process: bool, keep: bool, out: TextIO) -> 
     try:
         say(out, f"forge-lsp demo: workspace {root}\n")
         if in_process:
-            code = asyncio.run(run_headless(DEMO_PROMPT, root, None, out))
+            code = asyncio.run(run_headless(DEMO_PROMPT, root, None, out, trusted=True))  # it wrote the files
         else:
             from forge_lsp.lsp.demo import run_demo_through_server
 
@@ -146,6 +180,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("prompt")
     run.add_argument("--workspace", "-w", default=".", help="workspace root (default: .)")
     run.add_argument("--model", "-m", help="model, e.g. openai/gpt-4o or scripted/demo")
+    run.add_argument(
+        "--trust", action="store_true", help="trust the workspace's .forge.toml and .forge/ for this run (not recorded)"
+    )
+    trust = sub.add_parser("trust", help="trust a workspace's .forge.toml and .forge/ (recorded in your state folder)")
+    trust.add_argument("folder", nargs="?", default=".", help="the workspace folder (default: .)")
+    trust.add_argument("--revoke", action="store_true", help="no longer trust it")
+    trust.add_argument("--status", action="store_true", help="only say whether it is trusted")
     demo = sub.add_parser("demo", help="run the builtin demo turn in a temporary workspace")
     demo.add_argument("--workspace", "-w", help="use this folder instead of a temporary one")
     demo.add_argument("--in-process", action="store_true", help="run the turn without the language server")
@@ -197,7 +238,9 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.model is not None and not args.model.strip():
             raise UsageError("--model is empty: name a model, e.g. --model openai/gpt-4o or --model scripted/echo")
         workspace = check_workspace(Path(args.workspace))
-        return asyncio.run(run_headless(args.prompt, workspace, args.model, sys.stdout))
+        return asyncio.run(run_headless(args.prompt, workspace, args.model, sys.stdout, trusted=args.trust))
+    if args.command == "trust":
+        return trust_command(check_workspace(Path(args.folder)), args.revoke, args.status, sys.stdout)
     if args.command == "demo":
         folder = Path(args.workspace) if args.workspace else None
         if folder is not None and folder.exists() and not folder.is_dir():

@@ -77,7 +77,11 @@ async def client(lsp_client: LanguageClient, ws: Path, request: pytest.FixtureRe
         lsp_client.registrations.extend(params.registrations)  # type: ignore[attr-defined]
 
     marker = request.node.get_closest_marker("settings")
-    init_options = marker.args[0] if marker else None
+    init_options = dict(marker.args[0]) if marker else {}
+    # The client says the workspace is trusted (as VS Code does for a folder the user trusts), so its
+    # scripted model applies; @pytest.mark.untrusted tests the untrusted workspace.
+    if request.node.get_closest_marker("untrusted") is None:
+        init_options.setdefault("workspaceTrusted", True)
     lsp_client.set_configuration({"maxRequestsPerTurn": 50}, section="forge")
     lsp_client.init_result = await lsp_client.initialize_session(  # type: ignore[attr-defined]
         t.InitializeParams(

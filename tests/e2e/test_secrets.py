@@ -92,7 +92,7 @@ def test_echoed_secrets_are_redacted_on_the_cli(workspace: Path) -> None:
     script(workspace)
     (workspace / ".forge.toml").write_text('model = "scripted/script.json"\n[retry]\nmin_delay_ms = 1\n')
     p = subprocess.run(
-        [sys.executable, "-m", "forge_lsp", "run", f"my aws key is {AWS}", "-w", str(workspace)],
+        [sys.executable, "-m", "forge_lsp", "run", f"my aws key is {AWS}", "-w", str(workspace), "--trust"],
         capture_output=True,
         text=True,
         timeout=90,

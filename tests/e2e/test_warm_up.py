@@ -34,6 +34,7 @@ async def start(client: LanguageClient, ws: Path) -> None:
             capabilities=capabilities(),
             root_uri=ws.as_uri(),
             workspace_folders=[t.WorkspaceFolder(uri=ws.as_uri(), name="project")],
+            initialization_options={"workspaceTrusted": True},  # its scripted model applies
         )
     )
 

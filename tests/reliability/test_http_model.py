@@ -46,7 +46,7 @@ async def run_turn(
         if real_sleep:
             await asyncio.sleep(s)
 
-    runtime = WorkspaceRuntime(ws, sleep=sleep)
+    runtime = WorkspaceRuntime(ws, sleep=sleep, trusted=True)  # the user trusts the loopback api_base
     events: list[Event] = []
     try:
         summary = await runtime.run("do it", events.append)

@@ -107,9 +107,15 @@ class RawClient:
                     raise RuntimeError(msg["error"])
                 return msg.get("result")
 
-    def initialize(self, root: Path, initialization_options: Any = None) -> float:
-        """Send initialize; returns seconds from process start to the result."""
+    def initialize(self, root: Path, initialization_options: Any = None, *, trusted: bool = True) -> float:
+        """Send initialize; returns seconds from process start to the result.
+
+        trusted: the client says the workspace is trusted (as VS Code does for a folder the user
+        trusts), so its .forge.toml's scripted model or api_base applies.
+        """
         uri = root.as_uri()
+        if trusted and (initialization_options is None or isinstance(initialization_options, dict)):
+            initialization_options = {**(initialization_options or {}), "workspaceTrusted": True}
         self.request(
             "initialize",
             {

@@ -71,6 +71,8 @@ async def run_demo_through_server(root: Path, prompt: str, out: TextIO) -> int:
                 capabilities=t.ClientCapabilities(window=t.WindowClientCapabilities(work_done_progress=True)),
                 root_uri=root.as_uri(),
                 workspace_folders=[t.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+                # The demo wrote the workspace's .forge.toml itself a moment ago: it trusts it.
+                initialization_options={"workspaceTrusted": True},
             )
         )
         client.initialized(t.InitializedParams())

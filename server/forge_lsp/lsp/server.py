@@ -25,6 +25,7 @@ from forge_lsp.redact import redact, redact_data
 from forge_lsp.render import format_event
 
 if TYPE_CHECKING:
+    from forge_lsp.config import ConfigProblem
     from forge_lsp.runtime import WorkspaceRuntime
 
 # The runtime (config, templates, tools, state) is imported on first use, not at start:
@@ -32,13 +33,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-COMMANDS = ("forge.run", "forge.cancel", "forge.status", "forge.newConversation", "forge.showConfig")
+COMMANDS = ("forge.run", "forge.cancel", "forge.status", "forge.newConversation", "forge.showConfig", "forge.trust")
 EVENT_NOTIFICATION = "forge/event"
 CONFIG_SOURCE = "forge.config"
 CONFIGURATION_TIMEOUT_SECS = 5.0
 """How long initialized waits for the client's workspace/configuration answer."""
 TEMPLATE_SOURCE = "forge.templates"
 CONTINUE = "Continue"
+TRUST, NOT_NOW = "Trust", "Not now"
+TRUST_HINT = "trust the workspace to use it (Forge: Trust Workspace, :ForgeTrust, or forge-lsp trust DIR)"
 ALLOW, DENY, ALWAYS = "Allow", "Deny", "Allow for this conversation"
 MAX_SELECTION_CHARS = 20_000
 # A file with thousands of bad keys must not flood the client: the first ones are enough to fix it.
@@ -76,6 +79,16 @@ def configuration_entry(result: Any) -> dict[str, Any] | None:
     return entry if isinstance(entry, dict) else None
 
 
+def client_trust(options: Any) -> bool | None:
+    """initializationOptions.workspaceTrusted: the client's word on trust (VS Code's workspace.isTrusted).
+
+    Only initializationOptions carry it: workspace/configuration is settings, which a
+    workspace's own .vscode/settings.json may set.
+    """
+    value = options.get("workspaceTrusted") if isinstance(options, dict) else None
+    return value if isinstance(value, bool) else None
+
+
 def object_argument(args: tuple[Any, ...], command: str) -> dict[str, Any]:
     """The one object argument every forge.* command takes (none means {})."""
     if not args:
@@ -94,6 +107,12 @@ class ForgeLanguageServer(LanguageServer):
         self.diagnostics = DiagnosticStore(self._publish)
         self.editor_settings: Any = None
         self.init_settings: dict[str, Any] = {}
+        self.client_trusted: bool | None = None
+        """What the client said of trust at initialize (VS Code's workspace.isTrusted); None: nothing."""
+        self.config_uris: dict[Path, set[str]] = {}
+        """Per workspace, the files that carry its config diagnostics (to clear them on the next report)."""
+        self.trust_offered: dict[Path, str] = {}
+        """Per workspace, the fingerprint the Trust question was last asked for (asked once per change)."""
         self.background: set[asyncio.Task[Any]] = set()
         self.requests: dict[str | int, Path] = {}
         self.events = TextCoalescer(lambda payload: self.protocol.notify(EVENT_NOTIFICATION, payload))
@@ -158,7 +177,13 @@ class ForgeLanguageServer(LanguageServer):
             from forge_lsp.lsp.files import EditorFiles
             from forge_lsp.runtime import WorkspaceRuntime
 
-            runtime = WorkspaceRuntime(key, files=EditorFiles(self), ask=self.ask_user, editor_settings=self.editor_settings)
+            runtime = WorkspaceRuntime(
+                key,
+                files=EditorFiles(self),
+                ask=self.ask_user,
+                editor_settings=self.editor_settings,
+                trusted=self.client_trusted,
+            )
             runtime.on_notice = self.show_notice
             self.runtimes[key] = runtime
             self.report_config(runtime)
@@ -174,9 +199,16 @@ class ForgeLanguageServer(LanguageServer):
     # -- config ---------------------------------------------------------
 
     def report_config(self, runtime: WorkspaceRuntime) -> None:
-        """Config and template problems as diagnostics on the file (and a log line each, up to a cap)."""
+        """Config and template problems as diagnostics on the file (and a log line each, up to a cap).
+
+        In an untrusted workspace each ignored key (or template override) is a Warning at its
+        line, and the user is asked once (per change of the files) whether to trust it.
+        """
+        from forge_lsp.config import UNTRUSTED
+
         by_file: dict[str, list[t.Diagnostic]] = {}
-        problems = runtime.effective.problems
+        ignored = runtime.untrusted_problems()
+        problems = [p for p in runtime.effective.problems if p.code != UNTRUSTED] + ignored
         for problem in problems[:MAX_REPORTED_PROBLEMS]:
             self.log(f"config: {problem}", t.MessageType.Warning)
             if problem.path is None:
@@ -184,26 +216,69 @@ class ForgeLanguageServer(LanguageServer):
                 continue
             line = (problem.line or 1) - 1
             message = f"{problem.key}: {problem.message}" if problem.key else problem.message
+            if problem.code == UNTRUSTED:
+                message += f"; {TRUST_HINT}"
             # A bad key is dropped alone; a file that does not parse keeps its last good values.
-            message += (
-                " (this key is ignored; the rest of the file applies)"
-                if problem.key
-                else " (the last good config stays in force)"
-            )
+            elif problem.key:
+                message += " (this key is ignored; the rest of the file applies)"
+            else:
+                message += " (the last good config stays in force)"
             diag = t.Diagnostic(
                 range=convert.line_range(line),
                 message=message,
-                severity=t.DiagnosticSeverity.Error,
+                severity=t.DiagnosticSeverity.Warning if problem.code == UNTRUSTED else t.DiagnosticSeverity.Error,
                 source=convert.SOURCE,
-                code="config",
+                code=problem.code,
             )
             by_file.setdefault(problem.path.as_uri(), []).append(diag)
         if len(problems) > MAX_REPORTED_PROBLEMS:
             self.log(f"config: ... and {len(problems) - MAX_REPORTED_PROBLEMS} more problems", t.MessageType.Warning)
-        for uri in {runtime.loader.workspace_path.as_uri(), runtime.loader.user_path.as_uri()}:
+        uris = {runtime.loader.workspace_path.as_uri(), runtime.loader.user_path.as_uri()}
+        uris |= self.config_uris.get(runtime.root, set()) | set(by_file)
+        for uri in uris:
             self.diagnostics.set(CONFIG_SOURCE, uri, by_file.get(uri, []))
+        self.config_uris[runtime.root] = set(by_file)
         for error in runtime.templates.errors:
             self.log(error, t.MessageType.Warning)
+        if ignored:
+            self.spawn(self.offer_trust(runtime, ignored))
+
+    async def offer_trust(self, runtime: WorkspaceRuntime, ignored: list[ConfigProblem]) -> None:
+        """One message per change of the workspace's files: what is ignored, and a Trust button."""
+        from forge_lsp.trust import fingerprint
+
+        digest = await asyncio.get_running_loop().run_in_executor(None, fingerprint, runtime.root)
+        # Trusted meanwhile (:ForgeTrust, forge.trust), or asked already about these files: nothing to ask.
+        if runtime.trusted or self.trust_offered.get(runtime.root) == digest:
+            return
+        self.trust_offered[runtime.root] = digest
+        keys = sorted({p.key or (p.path.name if p.path else "") for p in ignored})
+        shown = ", ".join(keys[:5]) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
+        message = (
+            f"Forge: {runtime.root.name} is not trusted, so its .forge.toml / .forge/ settings that can run code "
+            f"or send data elsewhere are ignored ({shown}). Trust this workspace?"
+        )
+        try:
+            answer = await self.window_show_message_request_async(
+                t.ShowMessageRequestParams(
+                    type=t.MessageType.Warning,
+                    message=message,
+                    actions=[t.MessageActionItem(title=TRUST), t.MessageActionItem(title=NOT_NOW)],
+                )
+            )
+        except Exception as exc:  # a client that cannot ask: the diagnostics still say it
+            self.log(f"could not ask whether to trust {runtime.root}: {exc}")
+            return
+        if answer is not None and answer.title == TRUST and not runtime.trusted:
+            self.trust(runtime, True)
+
+    def trust(self, runtime: WorkspaceRuntime, trusted: bool) -> dict[str, Any]:
+        """Record the user's trust decision for a workspace and apply it at once."""
+        runtime.set_trusted(trusted)
+        verb = "trusted" if trusted else "no longer trusted"
+        self.log(f"{runtime.root} is {verb}: config and templates reloaded", t.MessageType.Info)
+        self.report_config(runtime)
+        return {"root": str(runtime.root), "trusted": runtime.trusted, "trust": runtime.trust_state()}
 
     async def pull_configuration(self) -> None:
         """workspace/configuration section "forge", when the client supports it."""
@@ -415,6 +490,7 @@ def create_server() -> ForgeLanguageServer:
     @server.feature(t.INITIALIZE)
     def initialize(ls: ForgeLanguageServer, params: t.InitializeParams) -> None:
         ls.init_settings = unwrap_settings(params.initialization_options)
+        ls.client_trusted = client_trust(params.initialization_options)
         ls.editor_settings = dict(ls.init_settings)
 
     @server.feature(t.INITIALIZED)
@@ -532,6 +608,22 @@ def create_server() -> ForgeLanguageServer:
         await ls.wait_configured()
         arg = object_argument(args, "forge.showConfig")
         return ls.runtime_for(arg.get("uri")).effective.show()
+
+    @server.command("forge.trust")
+    async def forge_trust(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
+        """The user trusts this workspace ({revoke: true}: no longer); its config and templates reload."""
+        await ls.wait_configured()
+        arg = object_argument(args, "forge.trust")
+        revoke = arg.get("revoke", False)
+        if not isinstance(revoke, bool):
+            raise JsonRpcInvalidParams("forge.trust: revoke must be true or false")
+        runtime = ls.runtime_for(arg.get("uri"))
+        if runtime.running:
+            raise TurnRefused(f"a Forge turn is running in {runtime.root}; trust changes wait until it ends")
+        try:
+            return ls.trust(runtime, not revoke)
+        except OSError as exc:
+            raise TurnRefused(f"cannot record the trust decision: {exc}") from None
 
     return server
 
