@@ -34,7 +34,9 @@ async function startClient(): Promise<void> {
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: "file" }],
     outputChannel: output,
-    initializationOptions: initializationOptions(settings),
+    // In Restricted Mode VS Code says isTrusted false, and the server ignores the workspace's
+    // .forge.toml settings that can run code or send data elsewhere (and offers Trust).
+    initializationOptions: initializationOptions(settings, vscode.workspace.isTrusted),
     synchronize: { configurationSection: "forge" },
     middleware: {
       workspace: {
@@ -99,6 +101,15 @@ async function runAgent(): Promise<void> {
   );
 }
 
+async function trustWorkspace(): Promise<void> {
+  const result = (await forgeCommand("forge.trust")) as { root: string; trusted: boolean } | undefined;
+  if (result) {
+    void vscode.window.showInformationMessage(
+      result.trusted ? `Forge: trusted ${result.root}; its .forge.toml and .forge/ now apply.` : `Forge: ${result.root} is not trusted.`,
+    );
+  }
+}
+
 function show(notice: Notice): void {
   const fn =
     notice.level === "error"
@@ -144,6 +155,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     }),
     vscode.commands.registerCommand("forge.startNewConversation", () => forgeCommand("forge.newConversation")),
+    vscode.commands.registerCommand("forge.trustWorkspace", trustWorkspace),
+    // The user trusted the folder in VS Code (Manage Workspace Trust): the server hears it at once.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void forgeCommand("forge.trust")),
     vscode.commands.registerCommand("forge.restartServer", async () => {
       await client?.stop();
       await startClient();

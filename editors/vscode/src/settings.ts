@@ -25,9 +25,15 @@ export function serverSettings(settings: ForgeSettings): Record<string, unknown>
   return out;
 }
 
-/** initializationOptions for the server. */
-export function initializationOptions(settings: ForgeSettings): { settings: Record<string, unknown> } {
-  return { settings: serverSettings(settings) };
+/** What the server gets at initialize: the settings, and whether VS Code trusts the workspace.
+ *
+ * workspaceTrusted is VS Code's own workspace.isTrusted (the user's decision, not a setting a
+ * workspace's .vscode/settings.json could write); the server takes it only from here. */
+export function initializationOptions(
+  settings: ForgeSettings,
+  workspaceTrusted = false,
+): { settings: Record<string, unknown>; workspaceTrusted: boolean } {
+  return { settings: serverSettings(settings), workspaceTrusted };
 }
 
 /** How to start the server: forge.serverPath, else python -m forge_lsp, else forge-lsp on PATH. */

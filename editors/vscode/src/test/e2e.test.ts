@@ -56,10 +56,11 @@ test("a turn through the real server with the extension's settings", { timeout: 
       rootUri: root,
       workspaceFolders: [{ uri: root, name: "ws" }],
       capabilities: { window: { workDoneProgress: true }, workspace: { configuration: true } },
-      initializationOptions: initializationOptions(settings),
+      // As VS Code sends it for a folder the user trusts (workspace.isTrusted).
+      initializationOptions: initializationOptions(settings, true),
     })) as { capabilities: { executeCommandProvider: { commands: string[] } } };
     assert.deepEqual(init.capabilities.executeCommandProvider.commands.sort(), [
-      "forge.cancel", "forge.newConversation", "forge.run", "forge.showConfig", "forge.status",
+      "forge.cancel", "forge.newConversation", "forge.run", "forge.showConfig", "forge.status", "forge.trust",
     ]);
     await conn.sendNotification("initialized", {});
 

@@ -15,7 +15,11 @@ test("client-only and empty settings are not sent to the server", () => {
 });
 
 test("initializationOptions wrap the settings", () => {
-  assert.deepEqual(initializationOptions({ model: "" }), { settings: {} });
+  assert.deepEqual(initializationOptions({ model: "" }), { settings: {}, workspaceTrusted: false });
+  assert.deepEqual(initializationOptions({ model: "openai/gpt-4o" }, true), {
+    settings: { model: "openai/gpt-4o" },
+    workspaceTrusted: true,
+  });
 });
 
 test("server command: serverPath, then python -m forge_lsp, then forge-lsp", () => {
