@@ -132,7 +132,8 @@ def test_twenty_turns_and_a_500_call_turn_bounded_memory_no_leaks(workspace: Pat
     def fds() -> int:
         return len(os.listdir(f"/proc/{pid}/fd"))
 
-    client.request("workspace/executeCommand", {"command": "forge.run", "arguments": [{"prompt": "warm"}]})
+    warm = client.request("workspace/executeCommand", {"command": "forge.run", "arguments": [{"prompt": "warm"}]})
+    assert warm["status"] == "completed", warm  # a failed first turn would shift every later reply by one
     fds_before = fds()
     for i in range(19):
         r = client.request("workspace/executeCommand", {"command": "forge.run", "arguments": [{"prompt": f"turn {i}"}]})
