@@ -24,7 +24,7 @@ from forge_lsp.llm.litellm_adapter import LiteLLMModel
 from forge_lsp.orchestrator import Emit, Orchestrator, TurnRequest
 from forge_lsp.state import StateStore
 from forge_lsp.templates import ERROR_REFLECTION, RETRY_MESSAGE, SYSTEM_INFO, SYSTEM_PROMPT, TemplateEngine
-from forge_lsp.tools.base import DiskFiles, FileStore, Snapshots, ToolContext
+from forge_lsp.tools.base import DiskFiles, FileStore, Snapshots, ToolContext, ToolFailure, read_regular
 from forge_lsp.tools.registry import ToolRegistry
 from forge_lsp.tools.workspace import Workspace
 from forge_lsp.transcript import TranscriptWriter
@@ -34,6 +34,8 @@ log = logging.getLogger(__name__)
 
 MAX_PROMPT_CHARS = 200_000
 MAX_INSTRUCTIONS_CHARS = 20_000
+MAX_INSTRUCTIONS_BYTES = 10 * 1024 * 1024
+"""A larger AGENTS.md is not read at all (its first MAX_INSTRUCTIONS_CHARS are used otherwise)."""
 
 Ask = Callable[[str, str], Awaitable[str]]
 """Asks the user about a tool call (tool, question): "allow", "deny" or "always"."""
@@ -251,13 +253,25 @@ class WorkspaceRuntime:
             self._allowed.add(question)
         return answer in ("allow", "always")
 
-    def _system_prompt(self, tools: BoundTools) -> str:
-        instructions = ""
+    def instructions(self) -> str:
+        """The workspace's AGENTS.md (or .forge/AGENTS.md), at most MAX_INSTRUCTIONS_CHARS (blocking: run it in a thread).
+
+        Only a regular file inside the workspace: a link to a file elsewhere (~/.ssh/id_rsa)
+        would send it to the model, and a FIFO would hang the turn.
+        """
         for name in ("AGENTS.md", ".forge/AGENTS.md"):
             path = self.root / name
-            if path.is_file():
-                instructions = path.read_text(encoding="utf-8", errors="replace")[:MAX_INSTRUCTIONS_CHARS]
-                break
+            if not os.path.lexists(path):
+                continue
+            try:
+                if not path.resolve().is_relative_to(self.root):
+                    raise ToolFailure(f"it points outside the workspace ({path.resolve()})")
+                return read_regular(path, name, MAX_INSTRUCTIONS_BYTES)[:MAX_INSTRUCTIONS_CHARS]
+            except (ToolFailure, OSError) as exc:
+                self.on_notice(f"forge-lsp: {name} is not used: {exc}")
+        return ""
+
+    def _system_prompt(self, tools: BoundTools, instructions: str = "") -> str:
         env = {
             "os": f"{platform.system()} {platform.release()}",
             "cwd": str(self.root),
@@ -304,8 +318,15 @@ class WorkspaceRuntime:
         tools = BoundTools(self.registry, ctx)
         llm = LiteLLMModel(config, self.root, model)
         conversation = self.store.current_conversation()
+        instructions = await asyncio.to_thread(self.instructions)
         orchestrator = Orchestrator(
-            config, llm, tools, self.templates, self.store, sleep=self.sleep, system_prompt=self._system_prompt(tools)
+            config,
+            llm,
+            tools,
+            self.templates,
+            self.store,
+            sleep=self.sleep,
+            system_prompt=self._system_prompt(tools, instructions),
         )
         transcript = TranscriptWriter(self.root, turn_id)
         self.transcript = transcript

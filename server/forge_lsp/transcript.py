@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import time
 from pathlib import Path
 from typing import IO
@@ -20,15 +21,32 @@ from forge_lsp.domain.events import (
     TurnStarted,
 )
 from forge_lsp.redact import redact, secret_values
-from forge_lsp.state import ensure_state_dir
+from forge_lsp.state import UnsafeStateDir, ensure_state_dir, user_state_dir
 
 TRANSCRIPTS = "transcripts"
 MAX_OUTPUT_CHARS = 4000
 
 
-def transcript_path(root: Path, turn_id: str) -> Path:
-    """Where a turn's transcript lives."""
-    return root / ".forge" / TRANSCRIPTS / f"{turn_id}.md"
+def transcripts_dir(root: Path) -> Path:
+    """.forge/transcripts/, or the user's state folder when that is not a folder of the user's own.
+
+    A cloned workspace may hold .forge or .forge/transcripts as a link to somewhere
+    else (~/.ssh, a shell's startup folder): a transcript is never written through one.
+    """
+    try:
+        folder = ensure_state_dir(root) / TRANSCRIPTS
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            pass
+        info = folder.lstat()
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid():
+            return folder
+    except (UnsafeStateDir, OSError):
+        pass
+    folder = user_state_dir(root) / TRANSCRIPTS
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return folder
 
 
 def _fence(text: str, lang: str = "") -> str:
@@ -46,10 +64,10 @@ class TranscriptWriter:
     """
 
     def __init__(self, root: Path, turn_id: str) -> None:
-        ensure_state_dir(root)
-        self.path = transcript_path(root, turn_id)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh: IO[str] | None = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 - closed on turnFinished
+        self.path = transcripts_dir(root) / f"{turn_id}.md"
+        # A new file, never through a link planted where it would go.
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        self._fh: IO[str] | None = open(fd, "w", encoding="utf-8")  # noqa: SIM115 - closed on turnFinished
         self._lines = 0
         self._in_text = False
         self._secrets = secret_values()

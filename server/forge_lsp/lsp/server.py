@@ -44,6 +44,7 @@ TRUST, NOT_NOW = "Trust", "Not now"
 TRUST_HINT = "trust the workspace to use it (Forge: Trust Workspace, :ForgeTrust, or forge-lsp trust DIR)"
 ALLOW, DENY, ALWAYS = "Allow", "Deny", "Allow for this conversation"
 MAX_SELECTION_CHARS = 20_000
+MAX_SELECTED_FILE_BYTES = 10 * 1024 * 1024
 # A file with thousands of bad keys must not flood the client: the first ones are enough to fix it.
 MAX_REPORTED_PROBLEMS = 200
 
@@ -563,7 +564,7 @@ def create_server() -> ForgeLanguageServer:
             raise TurnRefused(
                 f"a Forge turn is already running in {runtime.root} ({runtime.turn_id}); cancel it with forge.cancel first"
             )
-        prompt = with_selection(ls, runtime, prompt, uri, arg.get("range"))
+        prompt = await with_selection(ls, runtime, prompt, uri, arg.get("range"))
         from forge_lsp.runtime import NoModel, TurnInProgress
 
         try:
@@ -628,7 +629,7 @@ def create_server() -> ForgeLanguageServer:
     return server
 
 
-def with_selection(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, prompt: str, uri: str | None, rng: Any) -> str:
+async def with_selection(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, prompt: str, uri: str | None, rng: Any) -> str:
     """The prompt, with the file (and selected lines) the user ran it from."""
     if not uri:
         return prompt
@@ -645,9 +646,14 @@ def with_selection(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, prompt: s
     if doc is not None:
         lines = doc.lines
     else:
+        from forge_lsp.tools.base import ToolFailure, read_regular
+
+        # Off the event loop, and only a regular file: a FIFO would hang the server.
         try:
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
-        except OSError:
-            lines = []
+            text = await asyncio.to_thread(read_regular, path, str(rel), MAX_SELECTED_FILE_BYTES)
+        except (ToolFailure, OSError) as exc:
+            ls.log(f"forge.run: the selection's file is not read: {exc}", t.MessageType.Warning)
+            text = ""
+        lines = text.splitlines(keepends=True)
     selected = "".join(lines[start : end + 1])[:MAX_SELECTION_CHARS]
     return f"{prompt}\n\n(The user selected lines {start + 1}-{end + 1} of {rel}:)\n```\n{selected.rstrip()}\n```"
