@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
 import shutil
 import sys
 import tempfile
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO, cast
@@ -196,6 +198,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the forge-lsp console script: user mistakes are one line on stderr, never a traceback."""
+    code = _guarded_main(argv)
+    _exit_now_if_still_loading(code)
+    return code
+
+
+def _exit_now_if_still_loading(code: int) -> None:
+    """A run that ends while litellm still loads in its daemon thread (a refused turn, a bad prompt) exits at once.
+
+    Finalizing the interpreter under an import in flight can abort the process
+    (SIGABRT, exit -6) instead of exiting with the code it chose.
+    """
+    adapter = sys.modules.get("forge_lsp.llm.litellm_adapter")
+    thread = getattr(adapter, "_warming", None)
+    if isinstance(thread, threading.Thread) and thread.is_alive():
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        logging.shutdown()
+        os._exit(code)
+
+
+def _guarded_main(argv: Sequence[str] | None) -> int:
     try:
         return _main(argv)
     except UsageError as exc:
