@@ -1,0 +1,229 @@
+// The extension in real VS Code: code-server 1.139 in Chromium, the built .vsix installed, every step
+// done the way a user does it (palette, input box, notification buttons, settings) and read back from
+// the page (Problems panel, status bar, notifications). A screenshot of each step is kept in
+// test-real/artifacts/<session>/.
+//
+// usage: node --test test-real/  (after `npm run package`; FORGE_VSIX names another .vsix)
+import { strict as assert } from "node:assert";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { RealVSCode, artifactsDir, extensionDir, missing } from "./harness.mjs";
+
+const skip = missing();
+const vsix = process.env.FORGE_VSIX || path.join(extensionDir, "forge-lsp-vscode.vsix");
+const python = process.env.FORGE_PYTHON || "python3";
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// A sleep no other process on the machine runs, so the test finds exactly the agent's.
+const SLEEP_ARG = `30.${process.pid}`;
+
+function sleepPids() {
+  const pids = [];
+  for (const d of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const argv = fs.readFileSync(`/proc/${d}/cmdline`, "utf8").split("\0");
+      const stat = fs.readFileSync(`/proc/${d}/stat`, "utf8");
+      if (argv[0].endsWith("sleep") && argv[1] === SLEEP_ARG && !/\) Z /.test(stat)) pids.push(Number(d));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+const fail = (text) => ({ ...(text ? { text } : {}), tool_calls: [{ name: "shell", arguments: { command: "exit 1" } }] });
+
+describe("real VS Code (code-server 1.139, Chromium)", { skip, timeout: 600_000 }, () => {
+  describe("a trusted workspace, a scripted model in the user's settings", () => {
+    let vs;
+    let tmp;
+    const markers = (list, code) => list.filter((m) => m.text.includes(code));
+    before(async () => {
+      assert.ok(fs.existsSync(vsix), `no ${vsix}: run npm run package first`);
+      tmp = fs.mkdtempSync(path.join(os.tmpdir(), "forge-vscode-real-ws-"));
+      const ws = path.join(tmp, "project");
+      fs.mkdirSync(ws);
+      fs.writeFileSync(path.join(ws, "README.md"), "# project\n");
+      const script = path.join(tmp, "script.json");
+      fs.writeFileSync(
+        script,
+        JSON.stringify({
+          responses: [
+            // turn 1: shell fails three times (the second answer is slow, so the retry progress stays up)
+            fail("Let me run the build."),
+            { delay_ms: 4000, ...fail() },
+            fail(),
+            // turn 2 (Continue)
+            { text: "Recovered after the interrupt." },
+            // turn 3: a long command, cancelled from the notification
+            { tool_calls: [{ name: "shell", arguments: { command: `sleep ${SLEEP_ARG}` } }] },
+            // turn 4: forge.maxToolFailurePerTurn = 1
+            fail("One more try."),
+          ],
+        }),
+      );
+      vs = new RealVSCode({
+        vsix,
+        workspace: ws,
+        name: "trusted",
+        settings: { "forge.pythonPath": python, "forge.model": `scripted/${script}` },
+      });
+      await vs.start();
+    });
+    after(async () => {
+      await vs?.stop();
+      if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+    });
+
+    it("installs the .vsix and activates: the status bar shows Forge idle", async () => {
+      assert.match(vs.installOutput, /Extension 'forge-lsp-vscode\.vsix' was successfully installed/);
+      await vs.waitStatus(/Forge: idle/);
+      await vs.shot("activated");
+    });
+
+    it("reports its activation time in Developer: Show Running Extensions", async () => {
+      const ms = await vs.activationTime("Forge (forge-lsp)");
+      await vs.shot("running-extensions");
+      console.log(`# activation time of the Forge extension in VS Code 1.139: ${ms} ms`);
+      fs.writeFileSync(path.join(artifactsDir, "activation-ms.txt"), `${ms}\n`);
+      assert.ok(ms > 0 && ms < 5000, `activation took ${ms} ms`);
+      await vs.closeEditors();
+    });
+
+    it("Forge: Run Agent from the palette: the progress notification shows the retry, with Cancel", async () => {
+      await vs.command("Forge: Run Agent");
+      await vs.shot("palette-prompt");
+      await vs.answerInput("fix the build", "What should Forge do?");
+      const toast = await vs.waitToast(/^Forge: retry 2\/3 shell$/);
+      assert.deepEqual(toast.buttons, ["Cancel"]);
+      await vs.waitStatus(/Forge: retry, 2 left \(shell\)/);
+      await vs.shot("progress-retry");
+    });
+
+    it("the interrupt: Problems has the tool-retry warnings and the limit error; Continue is offered", async () => {
+      const toast = await vs.waitToast(/Maximum tool failure limit \(3\) reached for this turn: shell \(3\)/);
+      assert.deepEqual(toast.buttons, ["Continue"]);
+      await vs.waitStatus(/Forge: interrupted/);
+      await vs.shot("interrupt-notification");
+      const problems = await vs.waitProblems((p) => markers(p, "tool-retry").length === 3);
+      await vs.shot("problems-interrupt");
+      const retries = markers(problems, "tool-retry");
+      assert.deepEqual(
+        retries.map((m) => m.severity),
+        ["warning", "warning", "warning"],
+      );
+      for (const left of [2, 1, 0]) {
+        assert.ok(
+          retries.some((m) => m.text.includes(`shell failed: command exited with code 1 (attempts remaining: ${left} of 3)`)),
+          JSON.stringify(retries),
+        );
+      }
+      const limit = markers(problems, "max-tool-failure-per-turn");
+      assert.equal(limit.length, 1, JSON.stringify(problems));
+      assert.equal(limit[0].severity, "error");
+      assert.match(limit[0].text, /Maximum tool failure limit \(3\) reached for this turn: shell \(3\)/);
+    });
+
+    it("Continue starts a new turn, which completes and clears the last turn's problems", async () => {
+      await vs.pressNotificationButton(/Maximum tool failure limit \(3\)/, "Continue");
+      await vs.waitToast(/^Forge: turn completed \(1 requests, 0 tool calls, 0 failures\)$/);
+      await vs.waitStatus(/Forge: idle/);
+      await vs.waitProblems((p) => markers(p, "forge").length === 0);
+      await vs.shot("continue-completed");
+      await vs.clearNotifications();
+    });
+
+    it("Cancel on the progress notification stops the turn and kills the running sleep", async () => {
+      await vs.command("Forge: Run Agent");
+      await vs.answerInput("wait for it", "What should Forge do?");
+      await vs.waitToast(new RegExp(`^Forge: shell: sleep ${SLEEP_ARG.replace(".", "\\.")}$`));
+      const end = Date.now() + 20_000;
+      while (sleepPids().length === 0) {
+        assert.ok(Date.now() < end, "the agent's sleep never started");
+        await sleep(100);
+      }
+      await vs.shot("sleep-running");
+      const started = Date.now();
+      await vs.pressNotificationButton(/^Forge: shell: sleep/, "Cancel");
+      await vs.waitToast(/^Forge: turn cancelled$/);
+      while (sleepPids().length > 0) {
+        assert.ok(Date.now() - started < 10_000, `sleep still running: ${sleepPids()}`);
+        await sleep(100);
+      }
+      await vs.waitStatus(/Forge: idle/);
+      await vs.shot("cancelled");
+      await vs.clearNotifications();
+    });
+
+    it("a changed forge.maxToolFailurePerTurn applies to the next turn", async () => {
+      await vs.setSetting("forge.maxToolFailurePerTurn", 1);
+      await vs.shot("settings-limit-1");
+      await vs.closeEditors();
+      await vs.command("Forge: Run Agent");
+      await vs.answerInput("try once", "What should Forge do?");
+      const toast = await vs.waitToast(/Maximum tool failure limit \(1\) reached for this turn: shell \(1\)/);
+      assert.deepEqual(toast.buttons, ["Continue"]);
+      const problems = await vs.waitProblems((p) => markers(p, "max-tool-failure-per-turn").length === 1);
+      await vs.shot("problems-limit-1");
+      const retries = markers(problems, "tool-retry");
+      assert.equal(retries.length, 1, JSON.stringify(problems));
+      assert.match(retries[0].text, /attempts remaining: 0 of 1/);
+      assert.match(markers(problems, "max-tool-failure-per-turn")[0].text, /limit \(1\)/);
+    });
+  });
+
+  describe("an untrusted workspace (Workspace Trust on, the user answers No)", () => {
+    let vs;
+    let ws;
+    const manifest = JSON.parse(fs.readFileSync(path.join(extensionDir, "package.json"), "utf8"));
+    const untrusted = manifest.capabilities?.untrustedWorkspaces?.supported;
+    before(async () => {
+      ws = fs.mkdtempSync(path.join(os.tmpdir(), "forge-vscode-real-untrusted-"));
+      // The repository picks a scripted model: it would decide every tool call the agent makes.
+      fs.writeFileSync(path.join(ws, ".forge.toml"), 'model = "scripted/script.json"\n');
+      fs.writeFileSync(path.join(ws, "script.json"), JSON.stringify({ responses: [{ tool_calls: [{ name: "shell", arguments: { command: "touch pwned" } }] }] }));
+      vs = new RealVSCode({ vsix, workspace: ws, name: "untrusted", trust: true, settings: { "forge.pythonPath": python } });
+      await vs.start();
+      const dialog = vs.page.locator(".monaco-dialog-box", { hasText: "Do you trust the authors of the files in this folder?" });
+      await dialog.waitFor({ state: "visible" });
+      await vs.shot("trust-prompt");
+      await dialog.locator(".monaco-button", { hasText: "No, I don't trust the authors" }).click();
+      await vs.waitStatus(/Restricted Mode/);
+    });
+    after(async () => {
+      await vs?.stop();
+      if (ws) fs.rmSync(ws, { recursive: true, force: true });
+    });
+
+    it(
+      untrusted
+        ? `runs in Restricted Mode (untrustedWorkspaces: ${untrusted}) and ignores the workspace's scripted model`
+        : "stays disabled in Restricted Mode (the manifest declares no untrustedWorkspaces support)",
+      async () => {
+        if (!untrusted) {
+          await sleep(3000); // an extension that VS Code had activated would show its status item by now
+          assert.ok(!(await vs.statusBar()).some((t) => t.includes("Forge:")), JSON.stringify(await vs.statusBar()));
+          await vs.page.keyboard.press("F1");
+          await vs.page.locator(".quick-input-widget .quick-input-box input").fill(">Forge: Run Agent");
+          await sleep(1000);
+          const rows = await vs.page.locator(".quick-input-widget .monaco-list-row").allInnerTexts();
+          assert.ok(!rows.some((r) => r.includes("Forge: Run Agent")), JSON.stringify(rows));
+          await vs.shot("restricted-no-forge");
+          await vs.page.keyboard.press("Escape");
+          return;
+        }
+        await vs.waitStatus(/Forge: idle/);
+        const problems = await vs.waitProblems((p) => p.some((m) => /trust/i.test(m.text) && /model/.test(m.text)));
+        await vs.shot("restricted-problems");
+        assert.ok(problems.length >= 1);
+        await vs.command("Forge: Run Agent");
+        await vs.answerInput("do it", "What should Forge do?");
+        await vs.waitToast(/model/i);
+        await vs.shot("restricted-run");
+        assert.ok(!fs.existsSync(path.join(ws, "pwned")), "the workspace's script ran a command");
+      },
+    );
+  });
+});
