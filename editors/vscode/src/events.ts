@@ -60,3 +60,36 @@ export function statusText(previous: string, e: ForgeEvent): string {
       return previous;
   }
 }
+
+/** What the chat view shows of one event: streamed text, a progress line, an edited file, an interrupt. */
+export type ChatPart =
+  | { kind: "markdown"; text: string }
+  | { kind: "progress"; text: string }
+  | { kind: "reference"; path: string }
+  | { kind: "interrupt"; message: string };
+
+/** The tools whose successful call changed the file it names (a reference in the chat). */
+export const EDIT_TOOLS = new Set(["write", "patch", "multi_patch", "remove", "undo"]);
+
+/**
+ * The chat's view of a forge/event: the same progress lines as the work-done progress ("shell: pytest",
+ * "retry 2/3 shell"), the reply as markdown, each edited file once it is written.
+ */
+export function chatParts(e: ForgeEvent): ChatPart[] {
+  switch (e.type) {
+    case "assistantText":
+      return typeof e.text === "string" && e.text ? [{ kind: "markdown", text: e.text }] : [];
+    case "toolCallStarted":
+      return [{ kind: "progress", text: String(e.title || e.tool) }];
+    case "retry":
+      return [{ kind: "progress", text: `retry ${String(e.attemptsLeft)}/${String(e.limit)} ${String(e.tool)}` }];
+    case "toolCallFinished":
+      return e.ok === true && EDIT_TOOLS.has(String(e.tool)) && typeof e.path === "string" && e.path
+        ? [{ kind: "reference", path: e.path }]
+        : [];
+    case "interrupt":
+      return [{ kind: "interrupt", message: String(e.message ?? "the turn was interrupted") }];
+    default:
+      return [];
+  }
+}

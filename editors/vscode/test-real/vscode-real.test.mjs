@@ -226,4 +226,93 @@ describe("real VS Code (code-server 1.139, Chromium)", { skip, timeout: 600_000 
       },
     );
   });
+
+  describe("@forge in the Chat view", () => {
+    let vs;
+    let tmp;
+    let ws;
+    const chat = () => vs.page.locator(".part.auxiliarybar");
+    before(async () => {
+      tmp = fs.mkdtempSync(path.join(os.tmpdir(), "forge-vscode-real-chat-"));
+      ws = path.join(tmp, "project");
+      fs.mkdirSync(ws);
+      const script = path.join(tmp, "script.json");
+      fs.writeFileSync(
+        script,
+        JSON.stringify({
+          responses: [
+            fail("Let me run the build."),
+            { tool_calls: [{ name: "write", arguments: { file_path: "notes.md", content: "build notes\n" } }] },
+            { delay_ms: 1500, ...fail() },
+            fail(),
+            fail(),
+            { text: "Recovered after the interrupt." },
+          ],
+        }),
+      );
+      vs = new RealVSCode({ vsix, workspace: ws, name: "chat", settings: { "forge.pythonPath": python, "forge.model": `scripted/${script}` } });
+      await vs.start();
+    });
+    after(async () => {
+      await vs?.stop();
+      if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+    });
+
+    async function ask(text) {
+      await chat().locator(".interactive-input-editor .monaco-editor, .chat-input-container .monaco-editor").first().click();
+      await vs.page.keyboard.type(text);
+      await vs.page.keyboard.press("Enter");
+    }
+    async function responseText(re, timeout = 60_000) {
+      const end = Date.now() + timeout;
+      let text = "";
+      while (Date.now() < end) {
+        text = await chat().locator(".interactive-list").innerText().catch(() => "");
+        if (re.test(text)) return text;
+        await sleep(200);
+      }
+      throw new Error(`the chat never showed ${re}:\n${text}`);
+    }
+
+    it("the model picker offers Forge (the registered language model)", async () => {
+      await vs.waitStatus(/Forge: idle/);
+      await chat().getByText("Forge", { exact: true }).first().waitFor({ state: "visible" });
+      await vs.shot("chat-model-forge");
+    });
+
+    it("@forge runs a turn: progress with the retry, the edited file as a reference, the interrupt with Continue", async () => {
+      // What the response shows while it streams (once it ends VS Code folds the steps away).
+      const seen = new Set();
+      let watching = true;
+      const watcher = (async () => {
+        while (watching) {
+          const t = await chat().locator(".interactive-list").innerText().catch(() => "");
+          t.split("\n").forEach((l) => seen.add(l.trim()));
+          await sleep(50);
+        }
+      })();
+      await ask("@forge fix the build");
+      await responseText(/retry 2\/3 shell/);
+      await vs.shot("chat-progress-retry");
+      const text = await responseText(/Interrupted: Maximum tool failure limit \(3\) reached for this turn: shell \(3\)/);
+      watching = false;
+      await watcher;
+      assert.ok(fs.existsSync(path.join(ws, "notes.md")));
+      const button = chat().locator(".interactive-item-container .monaco-button", { hasText: "Continue" }).last();
+      await button.waitFor({ state: "visible" });
+      assert.match(text, /Let me run the build\./);
+      for (const line of ["shell: exit 1", "retry 2/3 shell", "write: notes.md", "Used 1 reference"]) {
+        assert.ok(seen.has(line), `${line} never shown: ${JSON.stringify([...seen])}`);
+      }
+      await vs.shot("chat-interrupt");
+      assert.match(text, /Let me run the build\./);
+    });
+
+    it("Continue in the chat starts a new turn there", async () => {
+      await chat().locator(".interactive-item-container .monaco-button", { hasText: "Continue" }).last().click();
+      await responseText(/Recovered after the interrupt\./);
+      await vs.waitStatus(/Forge: idle/);
+      await vs.shot("chat-continue");
+    });
+  });
 });

@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
-import { statusText, turnNotice } from "../events";
+import { chatParts, statusText, turnNotice } from "../events";
 
 test("status bar follows a turn: running tool, retry N left, interrupted, idle", () => {
   let s = "$(check) Forge: idle";
@@ -28,4 +28,15 @@ test("a turn ends with one notice: completed and cancelled here; interrupted and
   assert.equal(turnNotice({ type: "turnFinished", turnId: "t", status: "failed", summary })?.level, "error");
   assert.equal(turnNotice({ type: "interrupt", turnId: "t" }), undefined);
   assert.equal(turnNotice({ type: "retry", turnId: "t" }), undefined);
+});
+
+test("the chat's view of events: text as markdown, calls and retries as progress, edited files as references", () => {
+  assert.deepEqual(chatParts({ type: "assistantText", turnId: "t", text: "Hi" }), [{ kind: "markdown", text: "Hi" }]);
+  assert.deepEqual(chatParts({ type: "toolCallStarted", turnId: "t", tool: "shell", title: "shell: pytest" }), [{ kind: "progress", text: "shell: pytest" }]);
+  assert.deepEqual(chatParts({ type: "retry", turnId: "t", tool: "shell", attemptsLeft: 2, limit: 3 }), [{ kind: "progress", text: "retry 2/3 shell" }]);
+  assert.deepEqual(chatParts({ type: "toolCallFinished", turnId: "t", tool: "write", ok: true, path: "a.md" }), [{ kind: "reference", path: "a.md" }]);
+  assert.deepEqual(chatParts({ type: "toolCallFinished", turnId: "t", tool: "write", ok: false, path: "a.md" }), []);
+  assert.deepEqual(chatParts({ type: "toolCallFinished", turnId: "t", tool: "read", ok: true, path: "a.md" }), []);
+  assert.deepEqual(chatParts({ type: "interrupt", turnId: "t", message: "limit (3) reached" }), [{ kind: "interrupt", message: "limit (3) reached" }]);
+  assert.deepEqual(chatParts({ type: "turnFinished", turnId: "t", status: "completed" }), []);
 });
