@@ -86,6 +86,7 @@ async function runAgent(): Promise<void> {
   }
   const active = client;
   // The result is told by the turn's turnFinished event (turnNotice), the reply text by the server's log.
+  // A turn the server refuses (no model set, one already running) is told here, or the user sees nothing.
   await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: "Forge", cancellable: true },
     async (progress, cancel) => {
@@ -98,11 +99,22 @@ async function runAgent(): Promise<void> {
       try {
         // Cancelling sends $/cancelRequest, which cancels the turn on the server.
         return await active.sendRequest(ExecuteCommandRequest.type, { command: "forge.run", arguments: [arg], workDoneToken }, cancel);
+      } catch (err) {
+        if (!cancel.isCancellationRequested) {
+          reportError(err);
+        }
+        return undefined;
       } finally {
         sub.dispose();
       }
     },
   );
+}
+
+/** A request the server refused, as one error notification (its message says what to do). */
+function reportError(err: unknown): void {
+  const message = err instanceof Error ? err.message : String(err);
+  void vscode.window.showErrorMessage(`Forge: ${message}`);
 }
 
 async function trustWorkspace(): Promise<void> {
@@ -128,7 +140,12 @@ async function forgeCommand(name: string): Promise<unknown> {
   if (!client) {
     return undefined;
   }
-  return client.sendRequest(ExecuteCommandRequest.type, { command: name, arguments: [{}] });
+  try {
+    return await client.sendRequest(ExecuteCommandRequest.type, { command: name, arguments: [{}] });
+  } catch (err) {
+    reportError(err);
+    return undefined;
+  }
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
