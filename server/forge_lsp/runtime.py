@@ -235,6 +235,13 @@ class WorkspaceRuntime:
 
     def no_model_message(self) -> str:
         """Where to set a model, for a turn asked for with none set anywhere."""
+        ignored = [p for p in self.effective.ignored if p.key == "model"]
+        if ignored:
+            return (
+                f"no model is set: this workspace's model in {self.loader.workspace_path} is ignored because the "
+                "workspace is not trusted; trust it (Forge: Trust Workspace, :ForgeTrust, or forge-lsp trust "
+                f"{self.root}) or set a model in your user config {self.loader.user_path} or the editor setting forge.model"
+            )
         return (
             f'no model is set: add model = "provider/name" (e.g. "openai/gpt-4o" or "ollama/qwen3") to '
             f"{self.loader.workspace_path} or to your user config {self.loader.user_path}, "

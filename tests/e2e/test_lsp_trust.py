@@ -35,7 +35,9 @@ async def test_untrusted_workspace_ignores_its_scripted_model_and_says_so_once(c
     (ask,) = trust_requests(client)
     assert "not trusted" in ask.message and "model" in ask.message
     # No silent default either: the turn is refused, saying where the model is set.
-    with pytest.raises(JsonRpcException, match="no model is set"):
+    with pytest.raises(
+        JsonRpcException, match="no model is set: this workspace.s model .* is ignored because the workspace is not trusted"
+    ):
         await command(client, "forge.run", {"prompt": "hi"})
     # An unchanged file reloaded asks no second time.
     config_changed(client, ws / ".forge.toml")
