@@ -189,6 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     trust.add_argument("folder", nargs="?", default=".", help="the workspace folder (default: .)")
     trust.add_argument("--revoke", action="store_true", help="no longer trust it")
     trust.add_argument("--status", action="store_true", help="only say whether it is trusted")
+    sub.add_parser("acp", help="serve the Agent Client Protocol on stdin/stdout (Zed, JetBrains, CodeCompanion)")
     demo = sub.add_parser("demo", help="run the builtin demo turn in a temporary workspace")
     demo.add_argument("--workspace", "-w", help="use this folder instead of a temporary one")
     demo.add_argument("--in-process", action="store_true", help="run the turn without the language server")
@@ -265,6 +266,10 @@ def _main(argv: Sequence[str] | None) -> int:
         return asyncio.run(run_headless(args.prompt, workspace, args.model, sys.stdout, trusted=args.trust))
     if args.command == "trust":
         return trust_command(check_workspace(Path(args.folder)), args.revoke, args.status, sys.stdout)
+    if args.command == "acp":
+        from forge_lsp.acp.agent import serve
+
+        return asyncio.run(serve())
     if args.command == "demo":
         folder = Path(args.workspace) if args.workspace else None
         if folder is not None and folder.exists() and not folder.is_dir():

@@ -490,6 +490,16 @@ class StateStore:
         self._run("INSERT OR REPLACE INTO meta (key, value) VALUES ('conversation', ?)", (cid,))
         return cid
 
+    def select_conversation(self, conversation_id: str) -> bool:
+        """Make a stored conversation current (the next turn continues it); False if there is none of that id."""
+        if (
+            not isinstance(conversation_id, str)
+            or self._one("SELECT id FROM conversations WHERE id=?", (conversation_id,)) is None
+        ):
+            return False
+        self._run("INSERT OR REPLACE INTO meta (key, value) VALUES ('conversation', ?)", (conversation_id,))
+        return True
+
     def append(self, conversation_id: str, turn_id: str | None, message: ChatMessage) -> int:
         """Append one message; returns its row id (for update)."""
         return self._run(

@@ -1,0 +1,1 @@
+"""forge-lsp as an Agent Client Protocol agent (`forge-lsp acp`): the same runtime behind ACP."""

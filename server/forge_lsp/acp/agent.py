@@ -1,0 +1,459 @@
+"""The ACP agent: sessions are conversations, prompts are turns, turn events are session updates.
+
+Built on the agent side of the ``agent-client-protocol`` package; the
+workspace runtime (config, trust, templates, tools, SQLite state) is the one
+the language server uses. A session's id is its conversation's id, so
+session/load after a restart finds it in ``.forge/state.sqlite3``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from acp import (
+    PROTOCOL_VERSION,
+    InitializeResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PromptResponse,
+    RequestError,
+    plan_entry,
+    run_agent,
+    start_tool_call,
+    text_block,
+    tool_content,
+    update_agent_message_text,
+    update_plan,
+    update_tool_call,
+    update_user_message_text,
+)
+from acp.interfaces import Client
+from acp.schema import (
+    AgentCapabilities,
+    ClientCapabilities,
+    Implementation,
+    PermissionOption,
+    PromptCapabilities,
+    ToolCallLocation,
+    ToolCallUpdate,
+)
+
+from forge_lsp import __version__
+from forge_lsp.domain.events import (
+    AssistantText,
+    Event,
+    Interrupt,
+    LlmRetry,
+    MaxRequestPerTurnLimitReached,
+    Retry,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnSummary,
+)
+from forge_lsp.redact import redact, redact_data
+from forge_lsp.tools.base import DiskFiles
+
+log = logging.getLogger(__name__)
+
+KINDS = {
+    "read": "read",
+    "fs_search": "search",
+    "write": "edit",
+    "patch": "edit",
+    "multi_patch": "edit",
+    "undo": "edit",
+    "remove": "delete",
+    "shell": "execute",
+    "fetch": "fetch",
+    "todo_write": "think",
+    "todo_read": "think",
+    "followup": "think",
+}
+"""ACP's tool kinds for Forge's tools."""
+
+ALLOW_ONCE, ALLOW_ALWAYS, REJECT = "allow_once", "allow_always", "reject_once"
+PERMISSION_OPTIONS = [
+    PermissionOption(option_id=ALLOW_ONCE, name="Allow", kind="allow_once"),
+    PermissionOption(option_id=ALLOW_ALWAYS, name="Allow for this conversation", kind="allow_always"),
+    PermissionOption(option_id=REJECT, name="Deny", kind="reject_once"),
+]
+MAX_PROMPT_RESOURCE_CHARS = 100_000
+
+
+def prompt_text(blocks: list[Any]) -> str:
+    """The user's prompt: text blocks, embedded resources (as fenced context) and resource links."""
+    parts: list[str] = []
+    for block in blocks:
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            parts.append(block.text)
+        elif kind == "resource_link":
+            parts.append(f"(See {block.uri}.)")
+        elif kind == "resource":
+            resource = block.resource
+            text = getattr(resource, "text", None)
+            if isinstance(text, str):
+                parts.append(f"Context from {resource.uri}:\n```\n{text[:MAX_PROMPT_RESOURCE_CHARS]}\n```")
+            else:
+                parts.append(f"(A binary resource was attached: {resource.uri}.)")
+        else:
+            parts.append(f"(An {kind} block was attached; forge-lsp reads text only.)")
+    return "\n\n".join(p for p in parts if p)
+
+
+def locations(tool: str, arguments: str, root: Path) -> list[ToolCallLocation] | None:
+    """Where a tool call acts, for the client to follow: the file or folder it names."""
+    try:
+        args = json.loads(arguments or "{}")
+    except ValueError:
+        return None
+    if not isinstance(args, dict):
+        return None
+    target = args.get("file_path") or args.get("path")
+    if not isinstance(target, str) or not target:
+        return None
+    path = Path(target) if Path(target).is_absolute() else root / target
+    line = args.get("start_line")
+    return [ToolCallLocation(path=str(path), line=line if isinstance(line, int) and line >= 0 else None)]
+
+
+class ClientFiles(DiskFiles):
+    """Edits through the client (its unsaved buffers) when it offers fs/*; the disk otherwise."""
+
+    def __init__(self, agent: ForgeAgent, session_id: str, caps: ClientCapabilities | None) -> None:
+        self.agent = agent
+        self.session_id = session_id
+        fs = caps.fs if caps is not None else None
+        self.can_read = bool(fs and fs.read_text_file)
+        self.can_write = bool(fs and fs.write_text_file)
+
+    async def read_text(self, path: Path) -> str | None:
+        if not self.can_read or self.agent.conn is None:
+            return None
+        try:
+            response = await self.agent.conn.read_text_file(session_id=self.session_id, path=str(path))
+        except Exception as exc:  # the client cannot: read the disk
+            log.info("fs/read_text_file %s: %s; reading the disk", path, exc)
+            return None
+        return response.content
+
+    async def write_text(self, path: Path, content: str) -> None:
+        if self.can_write and self.agent.conn is not None:
+            await self.agent.conn.write_text_file(session_id=self.session_id, path=str(path), content=content)
+            return
+        await super().write_text(path, content)
+
+
+class Session:
+    """One ACP session: a conversation in one workspace, and what its running turn has shown."""
+
+    def __init__(self, session_id: str, root: Path) -> None:
+        self.id = session_id
+        self.root = root
+        self.current_call: str | None = None
+        self.outputs: dict[str, str] = {}
+        self.told_trust = False
+
+
+class ForgeAgent:
+    """The agent side of ACP over the workspace runtime."""
+
+    def __init__(self) -> None:
+        self.conn: Client | None = None
+        self.client_caps: ClientCapabilities | None = None
+        self.runtimes: dict[Path, Any] = {}
+        self.sessions: dict[str, Session] = {}
+        self.background: set[asyncio.Task[Any]] = set()
+
+    def on_connect(self, conn: Client) -> None:
+        self.conn = conn
+
+    # -- the runtime of a workspace ------------------------------------------
+
+    def runtime_for(self, cwd: str) -> Any:
+        from forge_lsp.runtime import WorkspaceRuntime
+
+        if not isinstance(cwd, str) or not os.path.isabs(cwd):
+            raise invalid_params(f"cwd must be an absolute path, got {cwd!r}")
+        root = Path(cwd).resolve()
+        if not root.is_dir():
+            raise invalid_params(f"{root} is not a folder")
+        if root not in self.runtimes:
+            runtime = WorkspaceRuntime(root)  # trusted only if the user's trust store says so
+            runtime.on_notice = lambda message: log.warning("%s", message)
+            self.runtimes[root] = runtime
+        return self.runtimes[root]
+
+    def session(self, session_id: str) -> Session:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise invalid_params(f"no session {session_id!r}: session/new or session/load first")
+        return session
+
+    async def update(self, session_id: str, update: Any) -> None:
+        if self.conn is not None:
+            await self.conn.session_update(session_id=session_id, update=update)
+
+    # -- ACP methods -----------------------------------------------------------
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: ClientCapabilities | None = None,
+        client_info: Implementation | None = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
+        self.client_caps = client_capabilities
+        return InitializeResponse(
+            protocol_version=PROTOCOL_VERSION,
+            agent_capabilities=AgentCapabilities(
+                load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True)
+            ),
+            agent_info=Implementation(name="forge-lsp", title="Forge (forge-lsp)", version=__version__),
+        )
+
+    async def new_session(self, cwd: str, mcp_servers: Any = None, **kwargs: Any) -> NewSessionResponse:
+        runtime = self.runtime_for(cwd)
+        if mcp_servers:
+            log.info("session/new: %d MCP server(s) offered; forge-lsp uses its own tools only", len(mcp_servers))
+        conversation = await asyncio.to_thread(runtime.store.new_conversation)
+        self.sessions[conversation] = Session(conversation, runtime.root)
+        return NewSessionResponse(session_id=conversation)
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None, **kwargs: Any) -> LoadSessionResponse:
+        runtime = self.runtime_for(cwd)
+        store = runtime.store
+        if not store.select_conversation(session_id):
+            raise invalid_params(f"no conversation {session_id!r} in {runtime.root}")
+        self.sessions[session_id] = Session(session_id, runtime.root)
+        await self.replay(session_id, store.history(session_id), runtime.root)
+        return LoadSessionResponse()
+
+    async def replay(self, session_id: str, history: list[Any], root: Path) -> None:
+        """The stored conversation as session/update notifications, in order."""
+        names: dict[str, str] = {}
+        for message in history:
+            if message.role == "user" and message.content:
+                await self.update(session_id, update_user_message_text(redact(message.content)))
+            elif message.role == "assistant":
+                if message.content:
+                    await self.update(session_id, update_agent_message_text(redact(message.content)))
+                for call in message.tool_calls:
+                    names[call.id] = call.name
+                    arguments = call.arguments_json
+                    await self.update(
+                        session_id,
+                        start_tool_call(
+                            call.id,
+                            call.name,
+                            kind=KINDS.get(call.name, "other"),  # type: ignore[arg-type]
+                            status="in_progress",
+                            locations=locations(call.name, arguments, root),
+                        ),
+                    )
+            elif message.role == "tool" and message.tool_call_id:
+                text = redact(message.content or "")
+                failed = "<tool_call_error>" in text
+                await self.update(
+                    session_id,
+                    update_tool_call(
+                        message.tool_call_id,
+                        status="failed" if failed else "completed",
+                        content=[tool_content(text_block(text))],
+                    ),
+                )
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        session = self.session(session_id)
+        runtime = self.runtimes[session.root]
+        text = prompt_text(prompt)
+        if not text.strip():
+            raise invalid_params("the prompt has no text")
+        from forge_lsp.runtime import NoModel, TurnInProgress
+
+        if not session.told_trust and runtime.untrusted_problems():
+            session.told_trust = True
+            ignored = ", ".join(sorted({p.key or (p.path.name if p.path else "") for p in runtime.untrusted_problems()}))
+            await self.update(
+                session_id,
+                update_agent_message_text(
+                    f"(forge-lsp: {runtime.root} is not trusted, so these workspace settings are ignored: {ignored}. "
+                    f"`forge-lsp trust {runtime.root}` trusts it.)\n\n"
+                ),
+            )
+        if runtime.running:
+            raise refused(f"a turn is already running in {runtime.root}; cancel it first")
+        runtime.store.select_conversation(session_id)
+        runtime.files = ClientFiles(self, session_id, self.client_caps)
+        runtime.ask = lambda tool, question: self.ask(session, tool, question)
+        queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        pump = asyncio.ensure_future(self.pump(session, runtime, queue))
+        try:
+            summary: TurnSummary = await runtime.run(text, queue.put_nowait)
+        except (TurnInProgress, NoModel) as exc:
+            raise refused(str(exc)) from None
+        except ValueError as exc:
+            raise invalid_params(str(exc)) from None
+        finally:
+            queue.put_nowait(None)
+            await pump
+        return await self.finish(session, summary)
+
+    async def finish(self, session: Session, summary: TurnSummary) -> PromptResponse:
+        """The stop reason (and, for an interrupt or a failure, the reason said in a message and in _meta)."""
+        status = summary.status.value
+        meta: dict[str, Any] = {"forge": redact_data(summary.to_dict())}
+        if status == "cancelled":
+            return PromptResponse(stop_reason="cancelled", field_meta=meta)
+        if status == "failed":
+            await self.update(session.id, update_agent_message_text(f"\n\nThe turn failed: {redact(summary.error or '')}"))
+            return PromptResponse(stop_reason="end_turn", field_meta=meta)
+        if summary.reason is not None:
+            meta.update(summary.reason.to_dict())
+            if isinstance(summary.reason, MaxRequestPerTurnLimitReached):
+                return PromptResponse(stop_reason="max_turn_requests", field_meta=meta)
+            # The agent stopped by its own rule, not the model's refusal: end_turn (a client may treat
+            # "refusal" as the model refusing the prompt), the reason in a message and in _meta.
+            await self.update(
+                session.id,
+                update_agent_message_text(f"\n\nInterrupted: {summary.reason.describe()}. Send a new prompt to continue."),
+            )
+        return PromptResponse(stop_reason="end_turn", field_meta=meta)
+
+    async def pump(self, session: Session, runtime: Any, queue: asyncio.Queue[Event | None]) -> None:
+        """Turn events, in order, as session updates (a slow client never blocks the turn)."""
+        while (event := await queue.get()) is not None:
+            try:
+                await self.send_event(session, runtime, event)
+            except Exception as exc:  # a client that went away: the turn goes on and is stored
+                log.warning("session/update failed: %s", exc)
+
+    async def send_event(self, session: Session, runtime: Any, event: Event) -> None:
+        sid = session.id
+        if isinstance(event, AssistantText):
+            await self.update(sid, update_agent_message_text(redact(event.text)))
+        elif isinstance(event, ToolCallStarted):
+            session.current_call = event.call_id
+            await self.update(
+                sid,
+                start_tool_call(
+                    event.call_id,
+                    redact(event.title or event.tool),
+                    kind=KINDS.get(event.tool, "other"),  # type: ignore[arg-type]
+                    status="in_progress",
+                    locations=locations(event.tool, event.arguments, session.root),
+                    raw_input=redact_data(_json(event.arguments)),
+                ),
+            )
+        elif isinstance(event, ToolCallFinished):
+            output = redact(event.output)
+            session.outputs[event.call_id] = output
+            await self.update(
+                sid,
+                update_tool_call(
+                    event.call_id, status="completed" if event.ok else "failed", content=[tool_content(text_block(output))]
+                ),
+            )
+            if event.tool == "todo_write" and event.ok:
+                entries = [
+                    plan_entry(t["content"], priority="medium", status=_plan_status(t.get("status", ""))) for t in runtime.todos
+                ]
+                await self.update(sid, update_plan(entries))
+        elif isinstance(event, Retry):
+            # What the model sees of a failed call: the error and the retry notice with the attempts left.
+            output = session.outputs.get(event.call_id, redact(event.error))
+            notice = f"<retry>{redact(event.notice)}</retry>"
+            await self.update(
+                sid,
+                update_tool_call(
+                    event.call_id,
+                    status="failed",
+                    content=[tool_content(text_block(output)), tool_content(text_block(notice))],
+                    raw_output={"attemptsLeft": event.attempts_left, "limit": event.limit},
+                ),
+            )
+        elif isinstance(event, LlmRetry):
+            log.info("model request retried (attempt %s, %s ms): %s", event.attempt, event.delay_ms, event.cause)
+        elif isinstance(event, Interrupt):
+            log.info("turn interrupted: %s", event.reason.summary())
+
+    async def ask(self, session: Session, tool: str, question: str) -> str:
+        """A confirm rule matched: session/request_permission (allow once, allow always, reject)."""
+        if self.conn is None:
+            return "deny"
+        call = ToolCallUpdate(tool_call_id=session.current_call or "forge-permission", title=redact(question))
+        response = await self.conn.request_permission(session_id=session.id, tool_call=call, options=PERMISSION_OPTIONS)
+        outcome = response.outcome
+        chosen = getattr(outcome, "option_id", None) if getattr(outcome, "outcome", None) == "selected" else None
+        return {ALLOW_ONCE: "allow", ALLOW_ALWAYS: "always"}.get(chosen or "", "deny")
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        session = self.sessions.get(session_id)
+        if session is not None and session.root in self.runtimes:
+            self.runtimes[session.root].cancel()
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
+        return None
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        raise RequestError.method_not_found(method)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        return None
+
+    def close(self) -> None:
+        for runtime in self.runtimes.values():
+            runtime.close()
+
+
+def invalid_params(message: str) -> RequestError:
+    """A request the client got wrong, with a message that says what (not a bare "Invalid params")."""
+    return RequestError(-32602, message)
+
+
+def refused(message: str) -> RequestError:
+    """A prompt that cannot run now (no model set, a turn running), saying why."""
+    return RequestError(-32600, message)
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text or "{}")
+    except ValueError:
+        return text
+
+
+def _plan_status(status: str) -> Any:
+    return status if status in ("pending", "in_progress", "completed") else "pending"
+
+
+async def _stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """Streams on the real stdin/stdout; fd 1 then points at stderr, so nothing else can write the protocol."""
+    from acp.stdio import _WritePipeProtocol
+
+    loop = asyncio.get_running_loop()
+    protocol_out = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    reader = asyncio.StreamReader(limit=50 * 1024 * 1024)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    write_protocol = _WritePipeProtocol()
+    transport, _ = await loop.connect_write_pipe(lambda: write_protocol, protocol_out)
+    return reader, asyncio.StreamWriter(transport, write_protocol, None, loop)
+
+
+async def serve() -> int:
+    """`forge-lsp acp`: serve ACP on stdin/stdout until the client closes it."""
+    agent = ForgeAgent()
+    reader, writer = await _stdio()
+    try:
+        await run_agent(agent, writer, reader)  # type: ignore[arg-type]
+    finally:
+        agent.close()
+    return 0

@@ -1,0 +1,220 @@
+"""`forge-lsp acp` end to end: the agent-client-protocol package's client side drives the real agent in a subprocess."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import RequestPermissionResponse, spawn_agent_process, text_block
+from acp.schema import AllowedOutcome, ClientCapabilities, FileSystemCapabilities, WriteTextFileResponse
+
+from support.trust import trust_workspace
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def shell(command: str) -> dict[str, Any]:
+    return {"tool_calls": [{"name": "shell", "arguments": {"command": command}}]}
+
+
+class Recorder:
+    """The client: records every session/update, answers permission with `answer`, offers fs/write when asked."""
+
+    def __init__(self, answer: str = "reject_once") -> None:
+        self.updates: list[Any] = []
+        self.permissions: list[Any] = []
+        self.writes: list[tuple[str, str]] = []
+        self.answer = answer
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.updates.append(update)
+
+    async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any) -> Any:
+        self.permissions.append((tool_call, [o.option_id for o in options]))
+        return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=self.answer))
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> Any:
+        self.writes.append((path, content))
+        return WriteTextFileResponse()
+
+    async def read_text_file(self, session_id: str, path: str, **kwargs: Any) -> Any:
+        raise RuntimeError("not offered")
+
+    def on_connect(self, conn: Any) -> None:
+        pass
+
+    def of(self, kind: str) -> list[Any]:
+        return [u for u in self.updates if u.session_update == kind]
+
+    def text(self) -> str:
+        return "".join(u.content.text for u in self.of("agent_message_chunk"))
+
+
+def workspace_with(ws: Path, *responses: Any, toml: str = "") -> Path:
+    (ws / "script.json").write_text(json.dumps({"responses": list(responses)}))
+    (ws / ".forge.toml").write_text(f'model = "scripted/script.json"\n{toml}\n[retry]\nmin_delay_ms = 1\n')
+    trust_workspace(ws)  # as the user would: its scripted model applies
+    return ws
+
+
+def agent_env() -> dict[str, str]:
+    return {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "FORGE_LSP_WARMUP_DELAY": "off"}
+
+
+async def start(client: Recorder, fs: bool = False) -> Any:
+    ctx = spawn_agent_process(lambda _agent: client, sys.executable, "-m", "forge_lsp", "acp", env=agent_env())
+    conn, proc = await ctx.__aenter__()
+    caps = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=False, write_text_file=fs))
+    init = await conn.initialize(protocol_version=1, client_capabilities=caps)
+    return ctx, conn, proc, init
+
+
+async def test_a_turn_with_retries_then_an_interrupt(workspace: Path) -> None:
+    workspace_with(workspace, {"text": "Let me look.", **shell("exit 1")}, shell("exit 2"), shell("exit 3"))
+    client = Recorder()
+    ctx, conn, proc, init = await start(client)
+    try:
+        assert init.agent_capabilities.load_session is True
+        assert init.agent_capabilities.prompt_capabilities.embedded_context is True
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        result = await conn.prompt(session_id=session.session_id, prompt=[text_block("fix it")])
+    finally:
+        await ctx.__aexit__(None, None, None)
+    assert result.stop_reason == "end_turn"
+    meta = result.field_meta
+    assert meta["kind"] == "MaxToolFailurePerTurnLimitReached" and meta["limit"] == 3 and meta["errors"] == {"shell": 3}
+    assert "Let me look." in client.text() and "Interrupted: Maximum tool failure limit (3)" in client.text()
+    calls = client.of("tool_call")
+    assert [c.kind for c in calls] == ["execute"] * 3 and all(c.status == "in_progress" for c in calls)
+    failed = [u for u in client.of("tool_call_update") if u.status == "failed" and len(u.content or []) == 2]
+    notices = [u.content[1].content.text for u in failed]
+    assert len(notices) == 3
+    assert "**Attempts remaining:** 2" in notices[0] and "**Attempts remaining:** 1" in notices[1]
+    assert notices[0].startswith("<retry>Tool call failed") and "command exited with code 1" in failed[0].content[0].content.text
+
+
+async def test_request_limit_is_max_turn_requests(workspace: Path) -> None:
+    workspace_with(workspace, shell("true"), shell("true"), shell("true"), toml="max_requests_per_turn = 2\n")
+    client = Recorder()
+    ctx, conn, proc, _ = await start(client)
+    try:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        result = await conn.prompt(session_id=session.session_id, prompt=[text_block("go")])
+    finally:
+        await ctx.__aexit__(None, None, None)
+    assert result.stop_reason == "max_turn_requests" and result.field_meta["limit"] == 2
+
+
+async def test_permission_asked_and_refused(workspace: Path) -> None:
+    workspace_with(
+        workspace, shell("echo deploy now > deployed"), {"text": "not deployed"}, toml='[tools.shell]\nconfirm = ["echo deploy*"]'
+    )
+    client = Recorder(answer="reject_once")
+    ctx, conn, proc, _ = await start(client)
+    try:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        result = await conn.prompt(session_id=session.session_id, prompt=[text_block("deploy")])
+    finally:
+        await ctx.__aexit__(None, None, None)
+    assert result.stop_reason == "end_turn"
+    ((call, options),) = client.permissions
+    assert "echo deploy now" in call.title and options == ["allow_once", "allow_always", "reject_once"]
+    assert call.tool_call_id == client.of("tool_call")[0].tool_call_id
+    assert not (workspace / "deployed").exists()
+    assert any(u.status == "failed" for u in client.of("tool_call_update"))
+
+
+async def test_cancel_stops_the_turn_and_kills_the_shell(workspace: Path) -> None:
+    marker = workspace / "sleeping.pid"
+    workspace_with(workspace, shell(f"echo $$ > {marker}; exec sleep 30"))
+    client = Recorder()
+    ctx, conn, proc, _ = await start(client)
+    try:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        turn = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block("wait")]))
+        deadline = time.monotonic() + 30
+        while not (marker.exists() and marker.read_text().strip()) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        pid = int(marker.read_text())
+        started = time.monotonic()
+        await conn.cancel(session_id=session.session_id)
+        result = await asyncio.wait_for(turn, 10)
+        stopped_in = time.monotonic() - started
+    finally:
+        await ctx.__aexit__(None, None, None)
+    assert result.stop_reason == "cancelled" and stopped_in < 5
+    await asyncio.sleep(0.2)
+    assert not Path(f"/proc/{pid}").exists() or "State:\tZ" in Path(f"/proc/{pid}/status").read_text()
+
+
+async def test_session_load_after_a_restart_replays_history(workspace: Path) -> None:
+    workspace_with(workspace, shell("echo first-result"), {"text": "first done"}, {"text": "second done"})
+    first = Recorder()
+    ctx, conn, proc, _ = await start(first)
+    try:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("first prompt")])
+    finally:
+        await ctx.__aexit__(None, None, None)
+    # A new agent process reads its script from the start: give it the second turn's reply.
+    workspace_with(workspace, {"text": "second done"})
+    second = Recorder()
+    ctx, conn, proc, _ = await start(second)
+    try:
+        await conn.load_session(cwd=str(workspace), session_id=session.session_id, mcp_servers=[])
+        replayed = list(second.updates)
+        result = await conn.prompt(session_id=session.session_id, prompt=[text_block("second prompt")])
+    finally:
+        await ctx.__aexit__(None, None, None)
+    kinds = [u.session_update for u in replayed]
+    assert kinds[0] == "user_message_chunk" and replayed[0].content.text == "first prompt"
+    assert "tool_call" in kinds and "tool_call_update" in kinds
+    assert any(u.session_update == "agent_message_chunk" and "first done" in u.content.text for u in replayed)
+    assert result.stop_reason == "end_turn" and "second done" in second.text()
+    # The same conversation went on (the model was sent the first turn too).
+    assert result.field_meta["forge"]["conversationId"] == session.session_id
+
+
+async def test_edits_go_through_the_client_when_it_offers_fs(workspace: Path) -> None:
+    write = {"tool_calls": [{"name": "write", "arguments": {"file_path": "notes.md", "content": "hello\n"}}]}
+    workspace_with(workspace, write, {"text": "wrote"})
+    client = Recorder()
+    ctx, conn, proc, _ = await start(client, fs=True)
+    try:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("write notes")])
+    finally:
+        await ctx.__aexit__(None, None, None)
+    assert client.writes == [(str(workspace.resolve() / "notes.md"), "hello\n")]
+    assert not (workspace / "notes.md").exists()  # the editor's buffer has it; the disk is the editor's to save
+    (call,) = client.of("tool_call")
+    assert call.kind == "edit" and call.locations[0].path == str(workspace.resolve() / "notes.md")
+
+
+async def test_an_untrusted_workspace_is_said_and_bad_sessions_are_errors(workspace: Path) -> None:
+    (workspace / ".forge.toml").write_text('model = "scripted/echo"\n')
+    client = Recorder()
+    ctx, conn, proc, _ = await start(client)
+    try:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        with pytest.raises(Exception, match="no model is set"):
+            await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
+        assert "is not trusted" in client.text() and "forge-lsp trust" in client.text()
+        with pytest.raises(Exception, match="no session"):
+            await conn.prompt(session_id="nope", prompt=[text_block("hi")])
+        with pytest.raises(Exception, match="absolute path"):
+            await conn.new_session(cwd="relative/dir", mcp_servers=[])
+        with pytest.raises(Exception, match="no conversation"):
+            await conn.load_session(cwd=str(workspace), session_id="0" * 32, mcp_servers=[])
+        # Still serving after every bad request.
+        again = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        assert again.session_id != session.session_id
+    finally:
+        await ctx.__aexit__(None, None, None)
+    assert proc.returncode in (None, 0)
