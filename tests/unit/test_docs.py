@@ -34,7 +34,7 @@ def test_links_stay_inside_the_repository_and_resolve() -> None:
 
 def test_the_readme_links_every_page() -> None:
     readme = (ROOT / "README.md").read_text()
-    for page in ("design.md", "tools.md", "config.md", "cli.md", "scripted-model.md"):
+    for page in ("design.md", "tools.md", "config.md", "cli.md", "scripted-model.md", "acp.md"):
         assert f"(docs/{page})" in readme
 
 
