@@ -218,3 +218,18 @@ async def test_an_untrusted_workspace_is_said_and_bad_sessions_are_errors(worksp
     finally:
         await ctx.__aexit__(None, None, None)
     assert proc.returncode in (None, 0)
+
+
+async def test_todo_write_is_the_plan(workspace: Path) -> None:
+    todos = [{"content": "read the code", "status": "completed"}, {"content": "fix the bug", "status": "in_progress"}]
+    workspace_with(workspace, {"tool_calls": [{"name": "todo_write", "arguments": {"todos": todos}}]}, {"text": "planned"})
+    client = Recorder()
+    ctx, conn, proc, _ = await start(client)
+    try:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("plan it")])
+    finally:
+        await ctx.__aexit__(None, None, None)
+    (plan,) = client.of("plan")
+    assert [(e.content, e.status) for e in plan.entries] == [("read the code", "completed"), ("fix the bug", "in_progress")]
+    assert client.of("tool_call")[0].kind == "think"
