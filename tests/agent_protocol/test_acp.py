@@ -12,7 +12,13 @@ from typing import Any
 
 import pytest
 from acp import RequestPermissionResponse, spawn_agent_process, text_block
-from acp.schema import AllowedOutcome, ClientCapabilities, FileSystemCapabilities, WriteTextFileResponse
+from acp.schema import (
+    AllowedOutcome,
+    ClientCapabilities,
+    FileSystemCapabilities,
+    ReadTextFileResponse,
+    WriteTextFileResponse,
+)
 
 from support.trust import trust_workspace
 
@@ -26,10 +32,12 @@ def shell(command: str) -> dict[str, Any]:
 class Recorder:
     """The client: records every session/update, answers permission with `answer`, offers fs/write when asked."""
 
-    def __init__(self, answer: str = "reject_once") -> None:
+    def __init__(self, answer: str = "reject_once", buffers: dict[str, str] | None = None) -> None:
         self.updates: list[Any] = []
         self.permissions: list[Any] = []
         self.writes: list[tuple[str, str]] = []
+        self.reads: list[str] = []
+        self.buffers = buffers or {}
         self.answer = answer
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
@@ -44,7 +52,10 @@ class Recorder:
         return WriteTextFileResponse()
 
     async def read_text_file(self, session_id: str, path: str, **kwargs: Any) -> Any:
-        raise RuntimeError("not offered")
+        self.reads.append(path)
+        if path not in self.buffers:
+            raise RuntimeError("no such buffer")
+        return ReadTextFileResponse(content=self.buffers[path])
 
     def on_connect(self, conn: Any) -> None:
         pass
@@ -67,10 +78,10 @@ def agent_env() -> dict[str, str]:
     return {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "FORGE_LSP_WARMUP_DELAY": "off"}
 
 
-async def start(client: Recorder, fs: bool = False) -> Any:
+async def start(client: Recorder, fs: bool = False, read: bool = False) -> Any:
     ctx = spawn_agent_process(lambda _agent: client, sys.executable, "-m", "forge_lsp", "acp", env=agent_env())
     conn, proc = await ctx.__aenter__()
-    caps = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=False, write_text_file=fs))
+    caps = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=read, write_text_file=fs))
     init = await conn.initialize(protocol_version=1, client_capabilities=caps)
     return ctx, conn, proc, init
 
@@ -233,3 +244,94 @@ async def test_todo_write_is_the_plan(workspace: Path) -> None:
     (plan,) = client.of("plan")
     assert [(e.content, e.status) for e in plan.entries] == [("read the code", "completed"), ("fix the bug", "in_progress")]
     assert client.of("tool_call")[0].kind == "think"
+
+
+def read(path: str) -> dict[str, Any]:
+    return {"tool_calls": [{"name": "read", "arguments": {"file_path": path}}]}
+
+
+async def test_reads_come_from_the_clients_buffers_when_it_offers_fs(workspace: Path) -> None:
+    (workspace / "notes.md").write_text("saved on disk\n")
+    (workspace / "other.md").write_text("only on disk\n")
+    os.mkfifo(workspace / "pipe")
+    workspace_with(workspace, read("notes.md"), read("other.md"), read("pipe"), {"text": "read"})
+    notes = str(workspace.resolve() / "notes.md")
+    client = Recorder(buffers={notes: "unsaved in the editor\n"})
+    ctx, conn, proc, _ = await start(client, read=True)
+    try:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        result = await conn.prompt(session_id=session.session_id, prompt=[text_block("read them")])
+    finally:
+        await ctx.__aexit__(None, None, None)
+    assert result.stop_reason == "end_turn"
+    done = [u for u in client.of("tool_call_update") if u.status in ("completed", "failed")]
+    outputs = [u.content[0].content.text for u in done[:3]]
+    assert "unsaved in the editor" in outputs[0] and "saved on disk" not in outputs[0]
+    # The client could not give other.md: the disk's text. A FIFO is never asked about (nor opened).
+    assert "only on disk" in outputs[1] and done[1].status == "completed"
+    assert done[2].status == "failed" and "FIFO" in outputs[2]
+    assert client.reads == [notes, str(workspace.resolve() / "other.md")]
+
+
+async def test_allow_for_this_conversation_is_asked_once_per_session(workspace: Path) -> None:
+    log = workspace / "deploys.log"
+    workspace_with(
+        workspace,
+        shell(f"echo deploy a >> {log}"),
+        shell(f"echo deploy a >> {log}"),
+        {"text": "deployed twice"},
+        shell(f"echo deploy a >> {log}"),
+        {"text": "deployed again"},
+        toml='[tools.shell]\nconfirm = ["echo deploy*"]',
+    )
+    client = Recorder(answer="allow_always")
+    ctx, conn, proc, _ = await start(client)
+    try:
+        first = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await conn.prompt(session_id=first.session_id, prompt=[text_block("deploy twice")])
+        asked_in_first = len(client.permissions)
+        second = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await conn.prompt(session_id=second.session_id, prompt=[text_block("deploy again")])
+    finally:
+        await ctx.__aexit__(None, None, None)
+    assert log.read_text() == "deploy a\n" * 3
+    # Once in the first conversation (the second run of the same command was allowed already); the
+    # other conversation in the same workspace is asked again.
+    assert asked_in_first == 1 and len(client.permissions) == 2
+
+
+async def test_each_session_has_its_own_plan_and_load_restores_it(workspace: Path) -> None:
+    # All done: a pending todo would make the turn remind the model of it (one more scripted reply).
+    todos = [{"content": "read the code", "status": "completed"}, {"content": "fix the bug", "status": "completed"}]
+    todo_read = {"tool_calls": [{"name": "todo_read", "arguments": {}}]}
+    workspace_with(
+        workspace,
+        {"tool_calls": [{"name": "todo_write", "arguments": {"todos": todos}}]},
+        {"text": "planned"},
+        todo_read,
+        {"text": "nothing planned here"},
+    )
+    client = Recorder()
+    ctx, conn, proc, _ = await start(client)
+    try:
+        first = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await conn.prompt(session_id=first.session_id, prompt=[text_block("plan it")])
+        second = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await conn.prompt(session_id=second.session_id, prompt=[text_block("what is planned?")])
+    finally:
+        await ctx.__aexit__(None, None, None)
+    read_output = [u for u in client.of("tool_call_update") if u.status == "completed"][-1].content[0].content.text
+    assert "(no todos)" in read_output
+    # After a restart, session/load replays the plan, and the session's todo list is back for its tools.
+    workspace_with(workspace, todo_read, {"text": "still planned"})
+    again = Recorder()
+    ctx, conn, proc, _ = await start(again)
+    try:
+        await conn.load_session(cwd=str(workspace), session_id=first.session_id, mcp_servers=[])
+        (plan,) = again.of("plan")
+        await conn.prompt(session_id=first.session_id, prompt=[text_block("what is planned?")])
+    finally:
+        await ctx.__aexit__(None, None, None)
+    assert [(e.content, e.status) for e in plan.entries] == [("read the code", "completed"), ("fix the bug", "completed")]
+    read_output = [u for u in again.of("tool_call_update") if u.status == "completed"][-1].content[0].content.text
+    assert "[completed] fix the bug" in read_output

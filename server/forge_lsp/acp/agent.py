@@ -12,6 +12,7 @@ import asyncio
 import json
 import logging
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -124,11 +125,17 @@ def locations(tool: str, arguments: str, root: Path) -> list[ToolCallLocation] |
 
 
 class ClientFiles(DiskFiles):
-    """Edits through the client (its unsaved buffers) when it offers fs/*; the disk otherwise."""
+    """Edits through the client (its unsaved buffers) when it offers fs/*; the disk otherwise.
 
-    def __init__(self, agent: ForgeAgent, session_id: str, caps: ClientCapabilities | None) -> None:
+    The client is asked only about a regular file or one that does not exist yet (a
+    FIFO or a device is the disk's to refuse), and text over ``max_chars`` is not
+    taken from it: the disk read then applies the size limit with its own message.
+    """
+
+    def __init__(self, agent: ForgeAgent, session_id: str, caps: ClientCapabilities | None, max_chars: int) -> None:
         self.agent = agent
         self.session_id = session_id
+        self.max_chars = max_chars
         fs = caps.fs if caps is not None else None
         self.can_read = bool(fs and fs.read_text_file)
         self.can_write = bool(fs and fs.write_text_file)
@@ -136,12 +143,17 @@ class ClientFiles(DiskFiles):
     async def read_text(self, path: Path) -> str | None:
         if not self.can_read or self.agent.conn is None:
             return None
+        if not await asyncio.to_thread(_regular_or_absent, path):
+            return None
         try:
             response = await self.agent.conn.read_text_file(session_id=self.session_id, path=str(path))
         except Exception as exc:  # the client cannot: read the disk
             log.info("fs/read_text_file %s: %s; reading the disk", path, exc)
             return None
-        return response.content
+        content = getattr(response, "content", None)
+        if not isinstance(content, str) or len(content) > self.max_chars:
+            return None
+        return content
 
     async def write_text(self, path: Path, content: str) -> None:
         if self.can_write and self.agent.conn is not None:
@@ -159,6 +171,10 @@ class Session:
         self.current_call: str | None = None
         self.outputs: dict[str, str] = {}
         self.told_trust = False
+        self.allowed: set[str] = set()
+        """Questions answered "Allow for this conversation" in this session (not in the workspace's other sessions)."""
+        self.todos: list[dict[str, str]] = []
+        """This session's todo list: the runtime's list holds it while a turn of this session runs."""
 
 
 class ForgeAgent:
@@ -231,13 +247,16 @@ class ForgeAgent:
         store = runtime.store
         if not store.select_conversation(session_id):
             raise invalid_params(f"no conversation {session_id!r} in {runtime.root}")
-        self.sessions[session_id] = Session(session_id, runtime.root)
-        await self.replay(session_id, store.history(session_id), runtime.root)
+        session = Session(session_id, runtime.root)
+        self.sessions[session_id] = session
+        await self.replay(session, store.history(session_id))
         return LoadSessionResponse()
 
-    async def replay(self, session_id: str, history: list[Any], root: Path) -> None:
-        """The stored conversation as session/update notifications, in order."""
+    async def replay(self, session: Session, history: list[Any]) -> None:
+        """The stored conversation as session/update notifications, in order; the last todo_write is the plan again."""
+        session_id, root = session.id, session.root
         names: dict[str, str] = {}
+        todo_args: dict[str, Any] = {}
         for message in history:
             if message.role == "user" and message.content:
                 await self.update(session_id, update_user_message_text(redact(message.content)))
@@ -247,6 +266,8 @@ class ForgeAgent:
                 for call in message.tool_calls:
                     names[call.id] = call.name
                     arguments = call.arguments_json
+                    if call.name == "todo_write":
+                        todo_args[call.id] = _json(arguments)
                     await self.update(
                         session_id,
                         start_tool_call(
@@ -268,6 +289,11 @@ class ForgeAgent:
                         content=[tool_content(text_block(text))],
                     ),
                 )
+                if not failed and message.tool_call_id in todo_args:
+                    todos = _todos(todo_args[message.tool_call_id])
+                    if todos is not None:
+                        session.todos = todos
+                        await self.update(session_id, update_plan(_plan(todos)))
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         session = self.session(session_id)
@@ -290,8 +316,9 @@ class ForgeAgent:
         if runtime.running:
             raise refused(f"a turn is already running in {runtime.root}; cancel it first")
         runtime.store.select_conversation(session_id)
-        runtime.files = ClientFiles(self, session_id, self.client_caps)
+        runtime.files = ClientFiles(self, session_id, self.client_caps, runtime.config.max_file_size_bytes)
         runtime.ask = lambda tool, question: self.ask(session, tool, question)
+        runtime.todos[:] = session.todos  # the list the turn's tools hold: this session's plan
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
         pump = asyncio.ensure_future(self.pump(session, runtime, queue))
         try:
@@ -301,6 +328,7 @@ class ForgeAgent:
         except ValueError as exc:
             raise invalid_params(str(exc)) from None
         finally:
+            session.todos = list(runtime.todos)
             queue.put_nowait(None)
             await pump
         return await self.finish(session, summary)
@@ -361,10 +389,7 @@ class ForgeAgent:
                 ),
             )
             if event.tool == "todo_write" and event.ok:
-                entries = [
-                    plan_entry(t["content"], priority="medium", status=_plan_status(t.get("status", ""))) for t in runtime.todos
-                ]
-                await self.update(sid, update_plan(entries))
+                await self.update(sid, update_plan(_plan(runtime.todos)))
         elif isinstance(event, Retry):
             # What the model sees of a failed call: the error and the retry notice with the attempts left.
             output = session.outputs.get(event.call_id, redact(event.error))
@@ -384,14 +409,22 @@ class ForgeAgent:
             log.info("turn interrupted: %s", event.reason.summary())
 
     async def ask(self, session: Session, tool: str, question: str) -> str:
-        """A confirm rule matched: session/request_permission (allow once, allow always, reject)."""
+        """A confirm rule matched: session/request_permission (allow once, allow always, reject).
+
+        "Allow for this conversation" is remembered here, per session, and answered to the
+        runtime as "allow": the runtime's own memory is the workspace's, shared by its sessions.
+        """
+        if question in session.allowed:
+            return "allow"
         if self.conn is None:
             return "deny"
         call = ToolCallUpdate(tool_call_id=session.current_call or "forge-permission", title=redact(question))
         response = await self.conn.request_permission(session_id=session.id, tool_call=call, options=PERMISSION_OPTIONS)
         outcome = response.outcome
         chosen = getattr(outcome, "option_id", None) if getattr(outcome, "outcome", None) == "selected" else None
-        return {ALLOW_ONCE: "allow", ALLOW_ALWAYS: "always"}.get(chosen or "", "deny")
+        if chosen == ALLOW_ALWAYS:
+            session.allowed.add(question)
+        return "allow" if chosen in (ALLOW_ONCE, ALLOW_ALWAYS) else "deny"
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.get(session_id)
@@ -431,6 +464,33 @@ def _json(text: str) -> Any:
 
 def _plan_status(status: str) -> Any:
     return status if status in ("pending", "in_progress", "completed") else "pending"
+
+
+def _plan(todos: list[dict[str, str]]) -> list[Any]:
+    """ACP plan entries for a todo list (a cancelled todo shows as pending: ACP has no such status)."""
+    return [plan_entry(t["content"], priority="medium", status=_plan_status(t.get("status", ""))) for t in todos]
+
+
+def _todos(args: Any) -> list[dict[str, str]] | None:
+    """The todo list a stored todo_write call set, or None if its arguments are not one."""
+    items = args.get("todos") if isinstance(args, dict) else None
+    if not isinstance(items, list):
+        return None
+    todos = []
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("content"), str) or not isinstance(item.get("status"), str):
+            return None
+        todos.append({"content": item["content"], "status": item["status"]})
+    return todos
+
+
+def _regular_or_absent(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
 
 
 async def _stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
