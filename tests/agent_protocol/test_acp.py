@@ -335,3 +335,60 @@ async def test_each_session_has_its_own_plan_and_load_restores_it(workspace: Pat
     assert [(e.content, e.status) for e in plan.entries] == [("read the code", "completed"), ("fix the bug", "completed")]
     read_output = [u for u in again.of("tool_call_update") if u.status == "completed"][-1].content[0].content.text
     assert "[completed] fix the bug" in read_output
+
+
+def raw_agent(stdin: Any, stdout: Any) -> Any:
+    import subprocess
+
+    return subprocess.Popen(
+        [sys.executable, "-m", "forge_lsp", "acp"], stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, env=agent_env()
+    )
+
+
+INITIALIZE = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n'
+BAD_LINES = [
+    b"not json\n",
+    b"[1, 2]\n",
+    b"null\n",
+    b'{"jsonrpc":"2.0","id":9,"method":5}\n',
+    b'{"jsonrpc":"2.0","id":10,"method":"session/new","params":[1]}\n',
+    b"\xff\xfe\n",
+]
+
+
+def test_malformed_messages_are_answered_and_the_agent_goes_on() -> None:
+    import subprocess
+
+    from forge_lsp.acp.agent import MAX_MESSAGE_BYTES
+
+    proc = raw_agent(subprocess.PIPE, subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    for line in BAD_LINES:
+        proc.stdin.write(line)
+    proc.stdin.write(b'{"x": "' + b"a" * (MAX_MESSAGE_BYTES + 10) + b'"}\n')  # too long: refused, never held whole
+    proc.stdin.write(INITIALIZE)
+    proc.stdin.flush()
+    replies = []
+    while not replies or replies[-1].get("id") != 1:
+        replies.append(json.loads(proc.stdout.readline()))
+    proc.stdin.close()
+    assert proc.wait(timeout=30) == 0
+    stderr = proc.stderr.read().decode()
+    errors = [r["error"] for r in replies[:-1]]
+    assert [e["code"] for e in errors] == [-32700, -32600, -32600, -32600, -32600, -32700, -32600]
+    assert "batch requests are not supported" in errors[1]["message"] and "over" in errors[6]["message"]
+    assert [r["id"] for r in replies[:-1]] == [None, None, None, 9, 10, None, None]
+    assert replies[-1]["result"]["agentInfo"]["name"] == "forge-lsp"
+    assert "Traceback" not in stderr
+
+
+def test_stdin_and_stdout_may_be_files(tmp_path: Path) -> None:
+    requests, replies = tmp_path / "requests.jsonl", tmp_path / "replies.jsonl"
+    requests.write_bytes(b"not json\n" + INITIALIZE)
+    with requests.open("rb") as stdin, replies.open("wb") as stdout:
+        proc = raw_agent(stdin, stdout)
+        assert proc.wait(timeout=30) == 0
+    assert proc.stderr is not None and "Traceback" not in proc.stderr.read().decode()
+    lines = [json.loads(line) for line in replies.read_text().splitlines()]
+    assert sorted(str(r.get("id")) for r in lines) == ["1", "None"]
+    assert next(r for r in lines if r.get("id") == 1)["result"]["protocolVersion"] == 1
