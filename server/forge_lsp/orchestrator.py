@@ -16,7 +16,9 @@ from typing import Any
 from forge_lsp.domain import doom_loop
 from forge_lsp.domain.config import ForgeConfig
 from forge_lsp.domain.events import (
+    CONTEXT_WARNING_RATIO,
     AssistantText,
+    ContextWarning,
     Event,
     Interrupt,
     InterruptReason,
@@ -30,8 +32,17 @@ from forge_lsp.domain.events import (
     TurnStarted,
     TurnStatus,
     TurnSummary,
+    UsageReport,
 )
-from forge_lsp.domain.messages import MAX_REPLY_CHARS, REPLY_CUT_MARKER, AssistantReply, ChatMessage, ToolCall, ToolResult
+from forge_lsp.domain.messages import (
+    MAX_REPLY_CHARS,
+    REPLY_CUT_MARKER,
+    AssistantReply,
+    ChatMessage,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 from forge_lsp.domain.ports import HistoryPort, ModelPort, TemplatePort, ToolPort
 from forge_lsp.domain.retry import ModelError, with_retry
 from forge_lsp.domain.tracker import ToolErrorTracker
@@ -97,6 +108,9 @@ class _Turn:
     started: float = field(default_factory=time.perf_counter)
     model_s: float = 0.0
     tools_s: float = 0.0
+    usage: Usage = field(default_factory=Usage)
+    warned: bool = False
+    """A contextWarning was sent this turn (once is enough)."""
 
 
 class Orchestrator:
@@ -149,6 +163,7 @@ class Orchestrator:
             failures=turn.failures if turn else 0,
             text="\n\n".join(t.strip() for t in (turn.texts if turn else []) if t.strip()),
             error=error,
+            usage=turn.usage if turn else Usage(),
             timing=self._timing(turn),
         )
         if reason is not None:
@@ -196,6 +211,7 @@ class Orchestrator:
             # Counted when sent: a request that fails (or is cancelled) was still made.
             turn.requests += 1
             reply = await self._request(turn, emit)
+            self._account(turn, reply.usage, emit)
             if reply.text:
                 turn.texts.append(reply.text)
             self._append(turn, reply.to_message())
@@ -214,6 +230,24 @@ class Orchestrator:
             if turn.requests >= self.config.max_requests_per_turn:
                 log.warning("turn %s reached max_requests_per_turn (%d)", turn_id, self.config.max_requests_per_turn)
                 return TurnStatus.INTERRUPTED, MaxRequestPerTurnLimitReached(self.config.max_requests_per_turn)
+
+    def context_window(self) -> int | None:
+        """The model's context window in tokens, when the model port knows it."""
+        window = getattr(self.model, "context_window", None)
+        try:
+            value = window() if callable(window) else None
+        except Exception:  # model info is a nicety: no window known
+            value = None
+        return value if isinstance(value, int) and value > 0 else None
+
+    def _account(self, turn: _Turn, usage: Usage, emit: Emit) -> None:
+        """Add a request's usage to the turn's; warn once when the prompt passes 80 % of the window."""
+        turn.usage = turn.usage + usage
+        emit(UsageReport(turn.request.turn_id, usage, turn.usage))
+        window = self.context_window()
+        if window and not turn.warned and usage.prompt_tokens > CONTEXT_WARNING_RATIO * window:
+            turn.warned = True
+            emit(ContextWarning(turn.request.turn_id, usage.prompt_tokens, window))
 
     async def _request(self, turn: _Turn, emit: Emit) -> AssistantReply:
         turn_id = turn.request.turn_id

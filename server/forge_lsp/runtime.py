@@ -19,7 +19,7 @@ from typing import Any
 from forge_lsp.config import UNTRUSTED, ConfigLoader, ConfigProblem, EffectiveConfig
 from forge_lsp.domain.config import ForgeConfig
 from forge_lsp.domain.events import Event, TurnSummary
-from forge_lsp.domain.messages import ToolCall, ToolResult
+from forge_lsp.domain.messages import ToolCall, ToolResult, Usage
 from forge_lsp.llm.litellm_adapter import LiteLLMModel
 from forge_lsp.orchestrator import Emit, Orchestrator, TurnRequest
 from forge_lsp.state import StateStore
@@ -112,6 +112,8 @@ class WorkspaceRuntime:
         self.turn_id: str | None = None
         self.transcript: TranscriptWriter | None = None
         self.last_errors: dict[str, int] = {}
+        self.last_usage: Usage | None = None
+        """The last turn's tokens and cost (forge.status usage.lastTurn)."""
         self.on_notice: Callable[[str], None] = log.warning
         """Told about state problems the user should see (a state file moved aside); the server shows them."""
 
@@ -231,6 +233,18 @@ class WorkspaceRuntime:
         }
         if self.running:
             out["turnId"] = self.turn_id
+        out["usage"] = self.usage()
+        return out
+
+    def usage(self) -> dict[str, Any]:
+        """forge.status usage: {lastTurn?, conversation} (tokens and cost of the current conversation's turns)."""
+        out: dict[str, Any] = {}
+        if self.last_usage is not None:
+            out["lastTurn"] = self.last_usage.to_dict()
+        try:
+            out["conversation"] = self.store.conversation_usage(self.store.current_conversation()).to_dict()
+        except Exception as exc:  # a state problem is reported elsewhere; status still answers
+            log.warning("usage: %s", exc)
         return out
 
     def no_model_message(self) -> str:
@@ -358,6 +372,7 @@ class WorkspaceRuntime:
         finally:
             transcript.close()
         self.store.finish_turn(turn_id, summary.status.value, summary.to_dict())
+        self.last_usage = summary.usage
         self.last_errors = dict(summary.reason.errors) if summary.reason is not None and hasattr(summary.reason, "errors") else {}
         return summary
 

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from forge_lsp.domain.messages import ChatMessage
+from forge_lsp.domain.messages import ChatMessage, Usage
 from forge_lsp.redact import redact, redact_data
 
 log = logging.getLogger(__name__)
@@ -554,3 +554,28 @@ class StateStore:
         """A turn's status, or None if unknown."""
         value = self._one("SELECT status FROM turns WHERE id=?", (turn_id,))
         return str(value) if value is not None else None
+
+    def _turn_summaries(self, conversation_id: str) -> list[tuple[str, str, str | None, float, float | None]]:
+        with self._lock:
+            return self._db.execute(
+                "SELECT prompt, status, summary, started, ended FROM turns WHERE conversation_id=? ORDER BY started",
+                (conversation_id,),
+            ).fetchall()
+
+    def conversation_usage(self, conversation_id: str) -> Usage:
+        """The tokens and cost of every turn of a conversation, as their summaries recorded them."""
+        total = Usage()
+        for _, _, summary, _, _ in self._turn_summaries(conversation_id):
+            total = total + _summary_usage(summary)
+        return total
+
+
+def _summary_usage(summary: str | None) -> Usage:
+    """The usage a stored turn summary records; a turn that recorded none (it ran before usage was
+    kept, or did not finish) counts as no tokens."""
+    try:
+        data = json.loads(summary) if summary else None
+    except (TypeError, ValueError):
+        data = None
+    usage = data.get("usage") if isinstance(data, dict) else None
+    return Usage.from_dict(usage) if isinstance(usage, dict) else Usage()

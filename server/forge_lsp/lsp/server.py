@@ -16,7 +16,16 @@ from pygls.lsp.server import LanguageServer
 
 from forge_lsp import __version__
 from forge_lsp.domain.config import WORKSPACE_FILE
-from forge_lsp.domain.events import Event, Interrupt, Retry, ToolCallStarted, TurnFinished, TurnStarted, TurnSummary
+from forge_lsp.domain.events import (
+    ContextWarning,
+    Event,
+    Interrupt,
+    Retry,
+    ToolCallStarted,
+    TurnFinished,
+    TurnStarted,
+    TurnSummary,
+)
 from forge_lsp.lsp import convert
 from forge_lsp.lsp.coalesce import TextCoalescer
 from forge_lsp.lsp.diagnostics import DiagnosticStore
@@ -454,6 +463,8 @@ class ForgeLanguageServer(LanguageServer):
             # "Continue") carries the reason; a showMessage as well would be a second notification.
             line_no = transcript.interrupt_line if transcript.interrupt_line is not None else 0
             self.diagnostics.add(convert.SOURCE, transcript_uri, convert.interrupt_diagnostic(event, line_no))
+        elif isinstance(event, ContextWarning):
+            self.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=f"Forge: {event.message()}"))
         elif isinstance(event, TurnFinished) and event.summary is not None and event.summary.error:
             self.window_show_message(
                 t.ShowMessageParams(type=t.MessageType.Error, message=redact(f"Forge: {event.summary.error}"))
