@@ -212,6 +212,26 @@ class WorkspaceRuntime:
         self.todos.clear()
         return self.store.new_conversation()
 
+    def compact(self) -> dict[str, Any]:
+        """forge.compact: summarize the current conversation now, keeping retention_window messages.
+
+        {beforeTokens, afterTokens, messages} (estimated tokens of the conversation's messages; messages:
+        how many the summary replaced, 0 when nothing could be). The stored messages all stay.
+        """
+        if self.running:
+            raise TurnInProgress("a turn is running; compact after it ends")
+        from forge_lsp.compaction import Compactor, build_wire
+        from forge_lsp.domain.tokens import estimate_tokens
+
+        cid = self.store.current_conversation()
+        history = self.store.history(cid)
+        compactions = self.store.compactions(cid)
+        result = Compactor(self.config.compact, self.templates, self.store).run(cid, [], history, compactions, force=True)
+        if result is None:
+            tokens = estimate_tokens(build_wire([], history, compactions))
+            return {"beforeTokens": tokens, "afterTokens": tokens, "messages": 0}
+        return result.to_dict()
+
     def cancel(self, turn_id: str | None = None) -> bool:
         """Cancel the running turn (if it is turn_id, when given); True if one was cancelled."""
         if not self.running or (turn_id and turn_id != self.turn_id):

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from forge_lsp.domain.compact import Compaction
 from forge_lsp.domain.messages import ChatMessage, Usage
 from forge_lsp.redact import redact, redact_data
 
@@ -56,6 +57,14 @@ CREATE TABLE IF NOT EXISTS turns (
   ended REAL
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS compactions (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  conversation_id TEXT NOT NULL,
+  first INTEGER NOT NULL,
+  last INTEGER NOT NULL,
+  summary TEXT NOT NULL,
+  created REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS processes (
   pid INTEGER PRIMARY KEY,
   pgid INTEGER NOT NULL,
@@ -73,6 +82,7 @@ COLUMNS = {
     "messages": ["id", "conversation_id", "turn_id", "data", "created"],
     "turns": ["id", "conversation_id", "prompt", "status", "summary", "started", "ended"],
     "meta": ["key", "value"],
+    "compactions": ["id", "conversation_id", "first", "last", "summary", "created"],
     "processes": ["pid", "pgid", "boot_id", "started", "cmdline", "uid", "server", "server_started"],
 }
 
@@ -561,6 +571,25 @@ class StateStore:
                 "SELECT prompt, status, summary, started, ended FROM turns WHERE conversation_id=? ORDER BY started",
                 (conversation_id,),
             ).fetchall()
+
+    def compactions(self, conversation_id: str) -> list[Compaction]:
+        """The conversation's compactions (history ranges sent as a summary), oldest first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT first, last, summary FROM compactions WHERE conversation_id=? ORDER BY id", (conversation_id,)
+            ).fetchall()
+        out = []
+        for first, last, summary in rows:
+            if isinstance(first, int) and isinstance(last, int) and isinstance(summary, str):
+                out.append(Compaction(first, last, summary))
+        return out
+
+    def add_compaction(self, conversation_id: str, compaction: Compaction) -> None:
+        """Record that a history range is sent as a summary from now on (the messages themselves stay)."""
+        self._run(
+            "INSERT INTO compactions (conversation_id, first, last, summary, created) VALUES (?, ?, ?, ?, ?)",
+            (conversation_id, compaction.start, compaction.end, redact(compaction.summary), time.time()),
+        )
 
     def conversation_usage(self, conversation_id: str) -> Usage:
         """The tokens and cost of every turn of a conversation, as their summaries recorded them."""

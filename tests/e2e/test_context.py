@@ -55,3 +55,51 @@ async def test_usage_in_the_result_the_events_the_status_and_the_transcript(clie
     }
     transcript = (ws / ".forge" / "transcripts" / f"{second['turnId']}.md").read_text()
     assert "usage: 2000 prompt + 20 completion tokens, cost unknown" in transcript
+
+
+def reads(n: int) -> list[dict[str, Any]]:
+    return [{"text": f"step {i}", "tool_calls": [{"name": "read", "arguments": {"file_path": "big.txt"}}]} for i in range(n)]
+
+
+async def test_compaction_during_a_turn_and_on_demand(client: LanguageClient, ws: Path) -> None:
+    (ws / ".forge.toml").write_text(
+        'model = "scripted/script.json"\n\n[compact]\nmessage_threshold = 12\nretention_window = 4\ntoken_threshold = 0\n'
+    )
+    from support.trust import trust_workspace
+
+    trust_workspace(ws)
+    (ws / "big.txt").write_text("a line of the file\n" * 200)
+    write_script(ws, *reads(12), {"text": "finished"})
+    result = await command(client, "forge.run", {"prompt": "go"})
+    assert result["status"] == "completed" and result["requests"] == 13
+    compacted = events(client, "compacted")
+    assert compacted and all(e.messages > 0 and e.afterTokens < e.beforeTokens for e in compacted)
+    transcript = (ws / ".forge" / "transcripts" / f"{result['turnId']}.md").read_text()
+    assert "## Compacted" in transcript and "the state database keeps them all" in transcript
+    write_script(ws, *reads(3), {"text": "more"})
+    await command(client, "forge.run", {"prompt": "more"})
+    before = len(events(client, "compacted"))
+    now = await command(client, "forge.compact", {})
+    assert set(now) == {"beforeTokens", "afterTokens", "messages"}
+    # The second turn's batches since the last compaction go too: only retention_window (4) messages stay.
+    assert now["messages"] > 0 and now["afterTokens"] < now["beforeTokens"]
+    assert len(events(client, "compacted")) == before + 1
+    again = await command(client, "forge.compact", {})
+    assert again["messages"] == 0 and again["afterTokens"] == again["beforeTokens"]
+
+
+async def test_compact_is_refused_while_a_turn_runs(client: LanguageClient, ws: Path) -> None:
+    import asyncio
+
+    from pygls.exceptions import JsonRpcException
+
+    write_script(ws, {"text": "slow", "delay_ms": 3000})
+    run = asyncio.ensure_future(command(client, "forge.run", {"prompt": "wait"}))
+    for _ in range(100):
+        if events(client, "turnStarted"):
+            break
+        await asyncio.sleep(0.05)
+    with pytest.raises(JsonRpcException, match="turn is running"):
+        await command(client, "forge.compact", {})
+    await command(client, "forge.cancel", {})
+    await run

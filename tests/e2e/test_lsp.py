@@ -16,7 +16,15 @@ from conftest import shell, write_script
 
 pytestmark = pytest.mark.timeout(60)
 
-COMMANDS = ["forge.run", "forge.cancel", "forge.status", "forge.newConversation", "forge.showConfig", "forge.trust"]
+COMMANDS = [
+    "forge.run",
+    "forge.cancel",
+    "forge.status",
+    "forge.newConversation",
+    "forge.showConfig",
+    "forge.trust",
+    "forge.compact",
+]
 
 
 async def command(client: LanguageClient, name: str, arg: Any = None, **kw: Any) -> Any:

@@ -61,10 +61,14 @@ class ChatMessage:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
+    reasoning: str | None = None
+    """The model's reasoning that came with an assistant message (litellm's reasoning_content)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The wire shape litellm takes."""
         out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.reasoning:
+            out["reasoning_content"] = self.reasoning
         if self.tool_calls:
             out["tool_calls"] = [c.to_dict() for c in self.tool_calls]
         if self.tool_call_id is not None:
@@ -90,6 +94,7 @@ class ChatMessage:
             tool_calls=calls,
             tool_call_id=data.get("tool_call_id"),
             name=data.get("name"),
+            reasoning=data["reasoning_content"] if isinstance(data.get("reasoning_content"), str) else None,
         )
 
 

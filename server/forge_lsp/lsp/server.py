@@ -17,6 +17,7 @@ from pygls.lsp.server import LanguageServer
 from forge_lsp import __version__
 from forge_lsp.domain.config import WORKSPACE_FILE
 from forge_lsp.domain.events import (
+    Compacted,
     ContextWarning,
     Event,
     Interrupt,
@@ -42,7 +43,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-COMMANDS = ("forge.run", "forge.cancel", "forge.status", "forge.newConversation", "forge.showConfig", "forge.trust")
+COMMANDS = (
+    "forge.run",
+    "forge.cancel",
+    "forge.status",
+    "forge.newConversation",
+    "forge.showConfig",
+    "forge.trust",
+    "forge.compact",
+)
 EVENT_NOTIFICATION = "forge/event"
 CONFIG_SOURCE = "forge.config"
 CONFIGURATION_TIMEOUT_SECS = 5.0
@@ -636,6 +645,24 @@ def create_server() -> ForgeLanguageServer:
             return ls.trust(runtime, not revoke)
         except OSError as exc:
             raise TurnRefused(f"cannot record the trust decision: {exc}") from None
+
+    @server.command("forge.compact")
+    async def forge_compact(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
+        """Summarize the conversation's older messages now (Forge's compaction); the record keeps them."""
+        await ls.wait_configured()
+        arg = object_argument(args, "forge.compact")
+        from forge_lsp.runtime import TurnInProgress
+
+        runtime = ls.runtime_for(arg.get("uri"))
+        try:
+            result = runtime.compact()
+        except TurnInProgress as exc:
+            raise TurnRefused(str(exc)) from None
+        if result["messages"]:
+            payload = Compacted("", result["beforeTokens"], result["afterTokens"], result["messages"]).to_dict()
+            ls.events(payload)
+            ls.log_event(payload)
+        return result
 
     return server
 
