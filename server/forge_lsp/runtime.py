@@ -212,6 +212,37 @@ class WorkspaceRuntime:
         self.todos.clear()
         return self.store.new_conversation()
 
+    def list_conversations(self) -> list[dict[str, Any]]:
+        """forge.listConversations: [{id, title, turns, lastStatus, tokens, updated}], the latest first."""
+        return self.store.conversations()
+
+    def open_conversation(self, conversation_id: str) -> dict[str, Any]:
+        """Make a stored conversation current: the next turn continues it. KeyError when unknown."""
+        if self.running:
+            raise TurnInProgress("a turn is running; open another conversation after it ends")
+        if not self.store.open_conversation(conversation_id):
+            raise KeyError(conversation_id)
+        self._allowed.clear()
+        self.todos.clear()
+        self.last_usage = None
+        found = next((c for c in self.store.conversations() if c["id"] == conversation_id), {"title": "", "turns": 0})
+        return {"conversationId": conversation_id, "title": found["title"], "turns": found["turns"]}
+
+    def delete_conversation(self, conversation_id: str) -> dict[str, Any]:
+        """Delete a stored conversation (messages, turns, compactions). Refused while a turn runs
+        here or in another process; KeyError when unknown."""
+        if self.running:
+            raise TurnInProgress("a turn is running; delete conversations after it ends")
+        holder = self.store.turn_lock.acquire("(deleting a conversation)")
+        if holder is not None:
+            raise TurnInProgress(f"a turn is running in this workspace ({holder}); delete after it ends")
+        try:
+            if not self.store.delete_conversation(conversation_id):
+                raise KeyError(conversation_id)
+        finally:
+            self.store.turn_lock.release()
+        return {"deleted": True, "conversationId": conversation_id}
+
     def compact(self) -> dict[str, Any]:
         """forge.compact: summarize the current conversation now, keeping retention_window messages.
 

@@ -572,6 +572,78 @@ class StateStore:
                 (conversation_id,),
             ).fetchall()
 
+    def conversations(self) -> list[dict[str, Any]]:
+        """Every conversation, the latest first: {id, title, turns, lastStatus, tokens, updated}.
+
+        The title is the first prompt's first line (no model call); tokens are the prompt and
+        completion tokens its turns recorded; updated is when it last changed (ISO 8601, UTC).
+        """
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT c.id, c.created, "
+                "(SELECT MAX(created) FROM messages m WHERE m.conversation_id = c.id) FROM conversations c"
+            ).fetchall()
+            turns = self._db.execute(
+                "SELECT conversation_id, prompt, status, summary, started, ended FROM turns ORDER BY started, rowid"
+            ).fetchall()
+        by_conversation: dict[str, list[Any]] = {}
+        for row in turns:
+            by_conversation.setdefault(str(row[0]), []).append(row)
+        out: list[dict[str, Any]] = []
+        for cid, created, last_message in rows:
+            own = by_conversation.get(str(cid), [])
+            stamps = [
+                x for x in (created, last_message, *(t[4] for t in own), *(t[5] for t in own)) if isinstance(x, int | float)
+            ]
+            usage = Usage()
+            for t in own:
+                usage = usage + _summary_usage(t[3])
+            out.append(
+                {
+                    "id": str(cid),
+                    "title": title_of(str(own[0][1])) if own else "",
+                    "turns": len(own),
+                    "lastStatus": str(own[-1][2]) if own else None,
+                    "tokens": usage.total_tokens,
+                    "updated": _iso(max(stamps) if stamps else 0.0),
+                    "_updated": max(stamps) if stamps else 0.0,
+                }
+            )
+        out.sort(key=lambda c: c["_updated"], reverse=True)
+        for c in out:
+            del c["_updated"]
+        return out
+
+    def has_conversation(self, conversation_id: str) -> bool:
+        """Whether a conversation of this id is stored."""
+        return self._one("SELECT 1 FROM conversations WHERE id=?", (conversation_id,)) is not None
+
+    def open_conversation(self, conversation_id: str) -> bool:
+        """Make a stored conversation the current one (the next turn continues it); False if unknown."""
+        if not self.has_conversation(conversation_id):
+            return False
+        self._run("INSERT OR REPLACE INTO meta (key, value) VALUES ('conversation', ?)", (conversation_id,))
+        return True
+
+    def delete_conversation(self, conversation_id: str) -> bool:
+        """Delete a conversation with its messages, turns and compactions; False if unknown. When it was
+        the current one, the next turn starts a new conversation."""
+        if not self.has_conversation(conversation_id):
+            return False
+        with self._lock:
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for table in ("messages", "turns", "compactions"):
+                    db.execute(f"DELETE FROM {table} WHERE conversation_id=?", (conversation_id,))
+                db.execute("DELETE FROM conversations WHERE id=?", (conversation_id,))
+                db.execute("DELETE FROM meta WHERE key='conversation' AND value=?", (conversation_id,))
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        return True
+
     def compactions(self, conversation_id: str) -> list[Compaction]:
         """The conversation's compactions (history ranges sent as a summary), oldest first."""
         with self._lock:
@@ -597,6 +669,19 @@ class StateStore:
         for _, _, summary, _, _ in self._turn_summaries(conversation_id):
             total = total + _summary_usage(summary)
         return total
+
+
+TITLE_CHARS = 80
+
+
+def title_of(prompt: str) -> str:
+    """A conversation's title: its first prompt's first non-empty line, cut to TITLE_CHARS (no model call)."""
+    line = next((x.strip() for x in prompt.splitlines() if x.strip()), "")
+    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + "…"
+
+
+def _iso(stamp: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(stamp))
 
 
 def _summary_usage(summary: str | None) -> Usage:

@@ -103,3 +103,40 @@ async def test_compact_is_refused_while_a_turn_runs(client: LanguageClient, ws: 
         await command(client, "forge.compact", {})
     await command(client, "forge.cancel", {})
     await run
+
+
+async def test_conversations_listed_opened_and_deleted(client: LanguageClient, ws: Path) -> None:
+    import asyncio
+
+    from pygls.exceptions import JsonRpcException
+
+    write_script(ws, {"text": "one"}, {"text": "two"}, {"text": "three"}, {"text": "slow", "delay_ms": 3000})
+    first = await command(client, "forge.run", {"prompt": "Fix the parser\nit crashes"})
+    await command(client, "forge.newConversation", {})
+    second = await command(client, "forge.run", {"prompt": "Write the docs"})
+    listed = await command(client, "forge.listConversations", {})
+    assert [c["title"] for c in listed] == ["Write the docs", "Fix the parser"]
+    top = listed[0]
+    assert set(top) == {"id", "title", "turns", "lastStatus", "tokens", "updated"}
+    assert top["id"] == second["conversationId"] and top["turns"] == 1 and top["lastStatus"] == "completed"
+    assert top["tokens"] == second["usage"]["promptTokens"] + second["usage"]["completionTokens"] > 0
+    opened = await command(client, "forge.openConversation", {"id": first["conversationId"]})
+    assert opened == {"conversationId": first["conversationId"], "title": "Fix the parser", "turns": 1}
+    third = await command(client, "forge.run", {"prompt": "again"})
+    assert third["conversationId"] == first["conversationId"]
+    with pytest.raises(JsonRpcException, match="no conversation"):
+        await command(client, "forge.openConversation", {"id": "nope"})
+    with pytest.raises(JsonRpcException, match="needs"):
+        await command(client, "forge.deleteConversation", {})
+    run = asyncio.ensure_future(command(client, "forge.run", {"prompt": "slow one"}))
+    for _ in range(100):
+        if len(events(client, "turnStarted")) == 4:
+            break
+        await asyncio.sleep(0.05)
+    with pytest.raises(JsonRpcException, match="turn is running"):
+        await command(client, "forge.deleteConversation", {"id": second["conversationId"]})
+    await command(client, "forge.cancel", {})
+    await run
+    deleted = await command(client, "forge.deleteConversation", {"id": second["conversationId"]})
+    assert deleted == {"deleted": True, "conversationId": second["conversationId"]}
+    assert [c["id"] for c in await command(client, "forge.listConversations", {})] == [first["conversationId"]]

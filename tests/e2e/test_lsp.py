@@ -24,6 +24,9 @@ COMMANDS = [
     "forge.showConfig",
     "forge.trust",
     "forge.compact",
+    "forge.listConversations",
+    "forge.openConversation",
+    "forge.deleteConversation",
 ]
 
 

@@ -51,6 +51,9 @@ COMMANDS = (
     "forge.showConfig",
     "forge.trust",
     "forge.compact",
+    "forge.listConversations",
+    "forge.openConversation",
+    "forge.deleteConversation",
 )
 EVENT_NOTIFICATION = "forge/event"
 CONFIG_SOURCE = "forge.config"
@@ -663,6 +666,49 @@ def create_server() -> ForgeLanguageServer:
             ls.events(payload)
             ls.log_event(payload)
         return result
+
+    @server.command("forge.listConversations")
+    async def forge_list_conversations(ls: ForgeLanguageServer, *args: Any) -> list[dict[str, Any]]:
+        """[{id, title, turns, lastStatus, tokens, updated}], the latest first."""
+        await ls.wait_configured()
+        arg = object_argument(args, "forge.listConversations")
+        return redact_data(ls.runtime_for(arg.get("uri")).list_conversations())  # type: ignore[no-any-return]
+
+    def conversation_id(arg: dict[str, Any], name: str) -> str:
+        cid = arg.get("id")
+        if not isinstance(cid, str) or not cid.strip():
+            raise JsonRpcInvalidParams(f"{name} needs {{id: string}}: a conversation id from forge.listConversations")
+        return cid
+
+    @server.command("forge.openConversation")
+    async def forge_open_conversation(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
+        """Make a stored conversation the current one: the next forge.run continues it."""
+        await ls.wait_configured()
+        arg = object_argument(args, "forge.openConversation")
+        cid = conversation_id(arg, "forge.openConversation")
+        from forge_lsp.runtime import TurnInProgress
+
+        try:
+            return redact_data(ls.runtime_for(arg.get("uri")).open_conversation(cid))  # type: ignore[no-any-return]
+        except KeyError:
+            raise JsonRpcInvalidParams(f"forge.openConversation: no conversation {cid!r} (see forge.listConversations)") from None
+        except TurnInProgress as exc:
+            raise TurnRefused(str(exc)) from None
+
+    @server.command("forge.deleteConversation")
+    async def forge_delete_conversation(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
+        """Delete a stored conversation; refused while a turn runs."""
+        await ls.wait_configured()
+        arg = object_argument(args, "forge.deleteConversation")
+        cid = conversation_id(arg, "forge.deleteConversation")
+        from forge_lsp.runtime import TurnInProgress
+
+        try:
+            return ls.runtime_for(arg.get("uri")).delete_conversation(cid)
+        except KeyError:
+            raise JsonRpcInvalidParams(f"forge.deleteConversation: no conversation {cid!r}") from None
+        except TurnInProgress as exc:
+            raise TurnRefused(str(exc)) from None
 
     return server
 
