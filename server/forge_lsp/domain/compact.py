@@ -164,12 +164,18 @@ def fit_summary(data: dict[str, Any], max_tokens: int) -> dict[str, Any]:
     blocks = list(data["messages"])
     budget = max_tokens * CHARS_PER_TOKEN
 
-    def size(items: list[dict[str, Any]]) -> int:
-        return sum(len(str(c)) for b in items for c in b["contents"])
+    def size(block: dict[str, Any]) -> int:
+        return sum(len(str(c)) for c in block["contents"])
 
-    while len(blocks) > 1 and size(blocks) > budget:
-        blocks.pop(0)
-    if blocks and size(blocks) > budget:
+    # The newest blocks that fit (at least one), counted once each from the end.
+    kept, used = 0, 0
+    for block in reversed(blocks):
+        used += size(block)
+        if kept and used > budget:
+            break
+        kept += 1
+    blocks = blocks[len(blocks) - kept :]
+    if blocks and sum(map(size, blocks)) > budget:
         only = blocks[0]
         room = max(budget // max(len(only["contents"]), 1), 80)
         contents = [{**c, "text": c["text"][-room:]} if isinstance(c.get("text"), str) else c for c in only["contents"]]
