@@ -71,6 +71,9 @@ class Compactor:
         None when nothing was compacted (``wire``: the current request's messages, when the caller has
         them, so that the check costs no rebuild). A pass that leaves a threshold still reached is followed by
         one that keeps only retention_window, so the next request is under it when it can be."""
+        c = self.config
+        if not force and not (c.token_threshold or c.turn_threshold or c.message_threshold or c.on_turn_end):
+            return None  # every trigger off: nothing to count
         done = list(compact.valid(compactions, len(history)))
         if wire is None:  # the caller's wire, when given, is this same view already built
             wire = build_wire(prefix, history, done)

@@ -291,3 +291,13 @@ def test_forced_compaction_keeps_retention_window(tmp_path: Path) -> None:
     assert store.compactions(cid) == result.compactions
     # Nothing more to compact: None.
     assert compactor.run(cid, [], history, result.compactions, force=True) is None
+
+
+def test_every_trigger_off_never_compacts(tmp_path: Path) -> None:
+    store = StateStore(tmp_path)
+    cid = store.current_conversation()
+    off = CompactConfig(token_threshold=0, message_threshold=0, turn_threshold=0, on_turn_end=False)
+    assert Compactor(off, engine(tmp_path), store).run(cid, [], long_history(600), []) is None
+    assert store.compactions(cid) == []
+    # forge.compact still compacts on demand.
+    assert Compactor(off, engine(tmp_path), store).run(cid, [], long_history(600), [], force=True) is not None

@@ -294,8 +294,9 @@ def _classify(
 
     if any(_is(e, "ContextWindowExceededError") for e in chain):
         return ModelError(
-            f"the conversation no longer fits in the context window of {model or 'the model'}: start a new "
-            f"conversation (forge.newConversation) or set a model with a larger window: {text}",
+            f"the conversation no longer fits in the context window of {model or 'the model'}: compact it "
+            f"(forge.compact, or a lower [compact] token_threshold), start a new conversation (forge.newConversation) "
+            f"or set a model with a larger window: {text}",
             False,
             status,
             kind=retry.CONTEXT_WINDOW,
