@@ -221,13 +221,17 @@ def orchestrator_overhead(calls: int) -> None:
         )
 
 
+NO_COMPACTION = "[compact]\ntoken_threshold = 0\nmessage_threshold = 0\n"
+
+
 def history_growth(sizes: list[int], calls: int) -> None:
     from forge_lsp.domain.messages import ChatMessage
     from forge_lsp.state import StateStore
 
     per: dict[int, tuple[float, float]] = {}
     for size in sizes:
-        ws = workspace(extra="max_requests_per_turn = 100000\n")
+        # The whole history is sent (compaction off): this row measures how cost grows with it.
+        ws = workspace(extra="max_requests_per_turn = 100000\n" + NO_COMPACTION)
         store = StateStore(ws)
         cid = store.current_conversation()
         for i in range(size // 2):
@@ -247,6 +251,108 @@ def history_growth(sizes: list[int], calls: int) -> None:
             (overhead + model) / sum(per[first]),
             f"linear (≤ {size / first:.0f}× for {size / first:.0f}× history)",
         )
+
+
+def long_history(size: int) -> list[Any]:
+    """A conversation of about ``size`` messages: tool batches (a read and a shell call, their outputs), answers, prompts."""
+    from forge_lsp.domain.messages import ChatMessage, ToolCall
+
+    out = [ChatMessage("user", "Start: make the tests pass")]
+    i = 0
+    while len(out) < size:
+        calls = (
+            ToolCall(f"c{i}a", "read", json.dumps({"file_path": f"src/m{i}.py"})),
+            ToolCall(f"c{i}b", "shell", json.dumps({"command": f"pytest -k t{i}"})),
+        )
+        out.append(ChatMessage("assistant", f"Step {i}: looking at m{i}", calls))
+        out.append(ChatMessage("tool", f"1:import os\n2:def f{i}():\n" + "3:    pass\n" * 40, tool_call_id=f"c{i}a", name="read"))
+        out.append(
+            ChatMessage(
+                "tool", '<shell_output exit_code="0">' + "ok\n" * 20 + "</shell_output>", tool_call_id=f"c{i}b", name="shell"
+            )
+        )
+        if i % 5 == 4:
+            out.append(ChatMessage("assistant", f"Done step {i}."))
+            out.append(ChatMessage("user", f"Continue with {i + 1}"))
+        i += 1
+    return out[:size]
+
+
+def compaction_on_off(size: int, calls: int) -> None:
+    """Per-call overhead and request size with ``size`` messages of history, Forge's compaction on vs off (HTTP stub)."""
+    from forge_lsp.state import StateStore
+
+    results: dict[str, tuple[float, float, float]] = {}
+    for arm, extra in (("off", NO_COMPACTION), ("on", "")):  # on: Forge's defaults (100000 tokens, 200 messages)
+        responses: list[dict[str, Any]] = [{"text": "warm"}]
+        responses += [
+            {"tool": "todo_write", "arguments": json.dumps({"todos": [{"content": f"step {i}", "status": "completed"}]})}
+            for i in range(calls)
+        ]
+        responses.append({"text": "done"})
+        with OpenAIStub(responses) as stub:
+            ws = workspace("openai/gpt-stub", f'api_base = "{stub.url}"\nmax_requests_per_turn = 100000\n{extra}')
+            store = StateStore(ws)
+            cid = store.current_conversation()
+            for m in long_history(size):
+                store.append(cid, "old", m)
+            store.close()
+            os.environ.setdefault("OPENAI_API_KEY", "sk-bench-0000")
+            t = run_turn(ws)
+            sent = [len(json.dumps(r["body"]["messages"])) for r in stub.requests[1:]]  # the measured turn's requests
+        results[arm] = (t["overheadMs"] / t["calls"], statistics.mean(sent), t["modelMs"] / t["requests"])
+    (off_call, off_size, off_model), (on_call, on_size, on_model) = results["off"], results["on"]
+    report(
+        f"per-call overhead with {size} messages of history, compaction on ({calls} tool calls, loopback HTTP model;"
+        " includes the turn's one compaction)",
+        f"{on_call:.3f} ms",
+        f"compaction off {off_call:.3f} ms",
+        on_call / off_call,
+        "info",
+    )
+    report(
+        f"per-call cost (overhead + model request) with {size} messages of history, compaction on",
+        f"{on_call + on_model:.2f} ms",
+        f"compaction off {off_call + off_model:.2f} ms",
+        (on_call + on_model) / (off_call + off_model),
+        "≤ 1×",
+    )
+    report(
+        f"request size with {size} messages of history, compaction on",
+        f"{on_size / 1024:.1f} KiB",
+        f"compaction off {off_size / 1024:.1f} KiB",
+        on_size / off_size,
+        "≪ 1",
+    )
+
+
+def compaction_time(size: int) -> None:
+    """One compaction of a ``size``-message conversation (forge.compact's work) vs building its request once."""
+    from forge_lsp.compaction import Compactor, build_wire
+    from forge_lsp.domain.config import CompactConfig
+    from forge_lsp.state import StateStore
+    from forge_lsp.templates import TemplateEngine
+
+    history = long_history(size)
+    ws = workspace()
+    engine = TemplateEngine(ws)
+    engine.render("forge-partial-summary-frame.md", {"messages": []})  # compiled before the clock starts
+    build = statistics.median(timed(lambda: json.dumps(build_wire([], history, []))) for _ in range(5))
+    times = []
+    for _ in range(5):
+        store = StateStore(Path(tempfile.mkdtemp(prefix="forge-bench-")))
+        cid = store.current_conversation()
+        compactor = Compactor(CompactConfig(), engine, store)
+        times.append(timed(lambda: compactor.run(cid, [], history, [], force=True)))  # noqa: B023
+        store.close()
+    spent = statistics.median(times)
+    report(
+        f"compaction of {size} messages (forge.compact, deterministic summary)",
+        f"{spent * 1000:.1f} ms",
+        f"building and serializing the uncompacted request {build * 1000:.1f} ms",
+        spent / build,
+        "≤ 10× (once, not per request)",
+    )
 
 
 def templates() -> None:
@@ -349,6 +455,8 @@ def main() -> None:
     templates()
     orchestrator_overhead(100 if q else 1000)
     history_growth([100, 1000] if q else [100, 1000, 5000], 20 if q else 100)
+    compaction_on_off(1000 if q else 5000, 20 if q else 100)
+    compaction_time(1000 if q else 5000)
     search(2000 if q else 100_000)
     if not q or args.write:
         write_markdown(ROOT / "BENCHMARKS.md", q, (load_start, os.getloadavg()[0]))

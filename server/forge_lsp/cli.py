@@ -49,10 +49,13 @@ DEMO_FILES = {
 DEMO_PROMPT = "Change the server port in app.cfg to 9090."
 
 
-async def run_headless(prompt: str, workspace: Path, model: str | None, out: TextIO, trusted: bool = False) -> int:
+async def run_headless(
+    prompt: str, workspace: Path, model: str | None, out: TextIO, trusted: bool = False, conversation: str | None = None
+) -> int:
     """Run one turn in-process and print its events; returns the exit code.
 
     trusted: the user said so for this run (--trust); otherwise the trust store decides.
+    conversation: continue this stored conversation (--conversation ID) instead of the current one.
     """
     from forge_lsp.llm.litellm_adapter import warm_up
     from forge_lsp.runtime import NoModel, TurnInProgress, WorkspaceRuntime
@@ -75,6 +78,14 @@ async def run_headless(prompt: str, workspace: Path, model: str | None, out: Tex
             f"forge-lsp: {runtime.root} is not trusted{changed}: the settings above are ignored; "
             f"`forge-lsp trust {workspace}` trusts it, --trust trusts it for this run",
         )
+    if conversation is not None:
+        try:
+            runtime.open_conversation(conversation)
+        except KeyError:
+            runtime.close()
+            raise UsageError(
+                f"no conversation {conversation!r} in {runtime.root}: `forge-lsp conversations -w {workspace}` lists them"
+            ) from None
     printer = EventPrinter(out)
     try:
         summary = await runtime.run(prompt, lambda e: printer(e.to_dict()), model)
@@ -113,6 +124,38 @@ def trust_command(folder: Path, revoke: bool, status: bool, out: TextIO) -> int:
     present = [p.relative_to(root).as_posix() if p.is_relative_to(root) else str(p) for p in trust_files(root) if p.exists()]
     covered = ", ".join(present) if present else "no .forge.toml or .forge/templates yet"
     say(out, f"{root}: trusted ({covered}); a change to these files asks again. Recorded in {store.path}")
+    return 0
+
+
+def conversations_command(workspace: Path, as_json: bool, out: TextIO) -> int:
+    """forge-lsp conversations: the workspace's stored conversations, the latest first."""
+    import json
+
+    from forge_lsp.runtime import WorkspaceRuntime
+    from forge_lsp.state import STATE_DIR, STATE_FILE
+
+    if not (workspace / STATE_DIR / STATE_FILE).exists():  # nothing stored: listing creates no .forge/
+        say(out, "[]" if as_json else f"no conversations in {workspace.resolve()} yet")
+        return 0
+    runtime = WorkspaceRuntime(workspace)
+    runtime.on_notice = lambda message: say(sys.stderr, message)
+    try:
+        listed = runtime.list_conversations()
+        current = runtime.store.current_conversation() if listed else None
+    finally:
+        runtime.close()
+    if as_json:
+        say(out, json.dumps(listed, indent=2))
+        return 0
+    if not listed:
+        say(out, f"no conversations in {runtime.root} yet")
+        return 0
+    for c in listed:
+        mark = "*" if c["id"] == current else " "
+        status = c["lastStatus"] or "-"
+        title = c["title"] or "(no turn yet)"
+        say(out, f"{mark} {c['id']}  {c['updated']}  {c['turns']:>3} turns  {status:<11} {c['tokens']:>8} tokens  {title}")
+    say(out, '(* the current one; `forge-lsp run --conversation ID "PROMPT"` continues another)')
     return 0
 
 
@@ -185,6 +228,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--trust", action="store_true", help="trust the workspace's .forge.toml and .forge/ for this run (not recorded)"
     )
+    run.add_argument("--conversation", "-c", metavar="ID", help="continue this conversation (see forge-lsp conversations)")
+    conversations = sub.add_parser("conversations", help="list the workspace's conversations, the latest first")
+    conversations.add_argument("--workspace", "-w", default=".", help="workspace root (default: .)")
+    conversations.add_argument("--json", action="store_true", help="print them as JSON")
     trust = sub.add_parser("trust", help="trust a workspace's .forge.toml and .forge/ (recorded in your state folder)")
     trust.add_argument("folder", nargs="?", default=".", help="the workspace folder (default: .)")
     trust.add_argument("--revoke", action="store_true", help="no longer trust it")
@@ -263,7 +310,13 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.model is not None and not args.model.strip():
             raise UsageError("--model is empty: name a model, e.g. --model openai/gpt-4o or --model scripted/echo")
         workspace = check_workspace(Path(args.workspace))
-        return asyncio.run(run_headless(args.prompt, workspace, args.model, sys.stdout, trusted=args.trust))
+        if args.conversation is not None and not args.conversation.strip():
+            raise UsageError("--conversation is empty: give an id from `forge-lsp conversations`")
+        return asyncio.run(
+            run_headless(args.prompt, workspace, args.model, sys.stdout, trusted=args.trust, conversation=args.conversation)
+        )
+    if args.command == "conversations":
+        return conversations_command(check_workspace(Path(args.workspace)), args.json, sys.stdout)
     if args.command == "trust":
         return trust_command(check_workspace(Path(args.folder)), args.revoke, args.status, sys.stdout)
     if args.command == "acp":

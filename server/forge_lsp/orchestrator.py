@@ -13,10 +13,15 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from forge_lsp.compaction import Compactor, build_wire
 from forge_lsp.domain import doom_loop
+from forge_lsp.domain.compact import Compaction
 from forge_lsp.domain.config import ForgeConfig
 from forge_lsp.domain.events import (
+    CONTEXT_WARNING_RATIO,
     AssistantText,
+    Compacted,
+    ContextWarning,
     Event,
     Interrupt,
     InterruptReason,
@@ -30,8 +35,17 @@ from forge_lsp.domain.events import (
     TurnStarted,
     TurnStatus,
     TurnSummary,
+    UsageReport,
 )
-from forge_lsp.domain.messages import MAX_REPLY_CHARS, REPLY_CUT_MARKER, AssistantReply, ChatMessage, ToolCall, ToolResult
+from forge_lsp.domain.messages import (
+    MAX_REPLY_CHARS,
+    REPLY_CUT_MARKER,
+    AssistantReply,
+    ChatMessage,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 from forge_lsp.domain.ports import HistoryPort, ModelPort, TemplatePort, ToolPort
 from forge_lsp.domain.retry import ModelError, with_retry
 from forge_lsp.domain.tracker import ToolErrorTracker
@@ -97,6 +111,12 @@ class _Turn:
     started: float = field(default_factory=time.perf_counter)
     model_s: float = 0.0
     tools_s: float = 0.0
+    prefix: list[dict[str, Any]] = field(default_factory=list)
+    """What every request sends before the history: the system prompt."""
+    compactions: list[Compaction] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    warned: bool = False
+    """A contextWarning was sent this turn (once is enough)."""
 
 
 class Orchestrator:
@@ -149,6 +169,7 @@ class Orchestrator:
             failures=turn.failures if turn else 0,
             text="\n\n".join(t.strip() for t in (turn.texts if turn else []) if t.strip()),
             error=error,
+            usage=turn.usage if turn else Usage(),
             timing=self._timing(turn),
         )
         if reason is not None:
@@ -174,8 +195,9 @@ class Orchestrator:
             history=history,
         )
         if self.system_prompt:
-            turn.wire.append({"role": "system", "content": self.system_prompt})
-        turn.wire.extend(m.to_dict() for m in history)
+            turn.prefix.append({"role": "system", "content": self.system_prompt})
+        turn.compactions = self.store.compactions(request.conversation_id)
+        turn.wire = build_wire(turn.prefix, history, turn.compactions)
         turn.signatures = doom_loop.call_signatures(history)
         self._append(turn, ChatMessage("user", request.prompt))
         return turn
@@ -193,9 +215,11 @@ class Orchestrator:
         turn_id = turn.request.turn_id
         while True:
             self._doom_loop_check(turn)
+            self._compact(turn, emit)
             # Counted when sent: a request that fails (or is cancelled) was still made.
             turn.requests += 1
             reply = await self._request(turn, emit)
+            self._account(turn, reply.usage, emit)
             if reply.text:
                 turn.texts.append(reply.text)
             self._append(turn, reply.to_message())
@@ -214,6 +238,35 @@ class Orchestrator:
             if turn.requests >= self.config.max_requests_per_turn:
                 log.warning("turn %s reached max_requests_per_turn (%d)", turn_id, self.config.max_requests_per_turn)
                 return TurnStatus.INTERRUPTED, MaxRequestPerTurnLimitReached(self.config.max_requests_per_turn)
+
+    def _compact(self, turn: _Turn, emit: Emit) -> None:
+        """Forge's compaction before a request, when a [compact] threshold is reached: what the model
+        is sent shrinks; the history (and the state database) keeps every message."""
+        compactor = Compactor(self.config.compact, self.templates, self.store)
+        result = compactor.run(turn.request.conversation_id, turn.prefix, turn.history, turn.compactions, wire=turn.wire)
+        if result is None:
+            return
+        turn.compactions = result.compactions
+        turn.wire = result.wire
+        emit(Compacted(turn.request.turn_id, result.before_tokens, result.after_tokens, result.messages))
+
+    def context_window(self) -> int | None:
+        """The model's context window in tokens, when the model port knows it."""
+        window = getattr(self.model, "context_window", None)
+        try:
+            value = window() if callable(window) else None
+        except Exception:  # model info is a nicety: no window known
+            value = None
+        return value if isinstance(value, int) and value > 0 else None
+
+    def _account(self, turn: _Turn, usage: Usage, emit: Emit) -> None:
+        """Add a request's usage to the turn's; warn once when the prompt passes 80 % of the window."""
+        turn.usage = turn.usage + usage
+        emit(UsageReport(turn.request.turn_id, usage, turn.usage))
+        window = self.context_window()
+        if window and not turn.warned and usage.prompt_tokens > CONTEXT_WARNING_RATIO * window:
+            turn.warned = True
+            emit(ContextWarning(turn.request.turn_id, usage.prompt_tokens, window))
 
     async def _request(self, turn: _Turn, emit: Emit) -> AssistantReply:
         turn_id = turn.request.turn_id

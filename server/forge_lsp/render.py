@@ -23,6 +23,19 @@ def say(out: TextIO, text: str) -> None:
     print(redact(text), file=out, flush=True)
 
 
+def format_usage(usage: Any) -> str:
+    """A usage wire dict as one phrase: 1234 prompt (200 cached) + 56 completion tokens, $0.0123."""
+    if not isinstance(usage, Mapping):
+        return "tokens unknown"
+    cached = usage.get("cachedTokens") or 0
+    cached_text = f" ({cached} cached)" if cached else ""
+    cost = usage.get("cost")
+    cost_text = f"${cost:.4f}" if isinstance(cost, int | float) and not isinstance(cost, bool) else "cost unknown"
+    return (
+        f"{usage.get('promptTokens', 0)} prompt{cached_text} + {usage.get('completionTokens', 0)} completion tokens, {cost_text}"
+    )
+
+
 def format_event(event: Mapping[str, Any]) -> str | None:
     """One forge/event payload as readable lines (None for events shown elsewhere)."""
     kind = event.get("type")
@@ -47,6 +60,15 @@ def format_event(event: Mapping[str, Any]) -> str | None:
         return f"  ↻ retry notice for {event['tool']} ({budget}), {where}:\n{_indent('<retry>' + event['notice'] + '</retry>')}"
     if kind == "llmRetry":
         return f"  ⟳ model request failed ({event['cause']}); retry {event['attempt']} in {event['delayMs']} ms"
+    if kind == "usage":
+        return None
+    if kind == "contextWarning":
+        return f"  ⚠ {event.get('message', '')}"
+    if kind == "compacted":
+        return (
+            f"  ⇊ compacted {_count(event.get('messages', 0), 'message')} into a summary: "
+            f"{event.get('beforeTokens')} -> {event.get('afterTokens')} tokens sent"
+        )
     if kind == "interrupt":
         return f"  ⛔ interrupted: {format_reason(event['reason'])}\n     {event.get('message', '')}"
     if kind == "turnFinished":
@@ -56,6 +78,8 @@ def format_event(event: Mapping[str, Any]) -> str | None:
             for key, noun in (("requests", "request"), ("toolCalls", "tool call"), ("failures", "failure"))
         )
         line = f"■ turn {event.get('status')}: {counts}"
+        if "usage" in s:
+            line += f"; {format_usage(s['usage'])}"
         if s.get("error"):
             line += f"\n  error: {s['error']}"
         return line
@@ -73,10 +97,11 @@ class EventPrinter:
         if event.get("type") == "assistantText":
             self._text.append(str(event.get("text", "")))
             return
-        self.flush_text()
         line = format_event(event)
-        if line is not None:
-            say(self.out, line)
+        if line is None:  # an event shown nowhere (usage) does not end the text being gathered
+            return
+        self.flush_text()
+        say(self.out, line)
 
     def flush_text(self) -> None:
         """Print gathered assistant text, if any."""

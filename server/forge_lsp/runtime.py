@@ -19,7 +19,7 @@ from typing import Any
 from forge_lsp.config import UNTRUSTED, ConfigLoader, ConfigProblem, EffectiveConfig
 from forge_lsp.domain.config import ForgeConfig
 from forge_lsp.domain.events import Event, TurnSummary
-from forge_lsp.domain.messages import ToolCall, ToolResult
+from forge_lsp.domain.messages import ToolCall, ToolResult, Usage
 from forge_lsp.llm.litellm_adapter import LiteLLMModel
 from forge_lsp.orchestrator import Emit, Orchestrator, TurnRequest
 from forge_lsp.state import StateStore
@@ -112,6 +112,8 @@ class WorkspaceRuntime:
         self.turn_id: str | None = None
         self.transcript: TranscriptWriter | None = None
         self.last_errors: dict[str, int] = {}
+        self.last_usage: Usage | None = None
+        """The last turn's tokens and cost (forge.status usage.lastTurn)."""
         self.on_notice: Callable[[str], None] = log.warning
         """Told about state problems the user should see (a state file moved aside); the server shows them."""
 
@@ -210,6 +212,57 @@ class WorkspaceRuntime:
         self.todos.clear()
         return self.store.new_conversation()
 
+    def list_conversations(self) -> list[dict[str, Any]]:
+        """forge.listConversations: [{id, title, turns, lastStatus, tokens, updated}], the latest first."""
+        return self.store.conversations()
+
+    def open_conversation(self, conversation_id: str) -> dict[str, Any]:
+        """Make a stored conversation current: the next turn continues it. KeyError when unknown."""
+        if self.running:
+            raise TurnInProgress("a turn is running; open another conversation after it ends")
+        if not self.store.open_conversation(conversation_id):
+            raise KeyError(conversation_id)
+        self._allowed.clear()
+        self.todos.clear()
+        self.last_usage = None
+        found = next((c for c in self.store.conversations() if c["id"] == conversation_id), {"title": "", "turns": 0})
+        return {"conversationId": conversation_id, "title": found["title"], "turns": found["turns"]}
+
+    def delete_conversation(self, conversation_id: str) -> dict[str, Any]:
+        """Delete a stored conversation (messages, turns, compactions). Refused while a turn runs
+        here or in another process; KeyError when unknown."""
+        if self.running:
+            raise TurnInProgress("a turn is running; delete conversations after it ends")
+        holder = self.store.turn_lock.acquire("(deleting a conversation)")
+        if holder is not None:
+            raise TurnInProgress(f"a turn is running in this workspace ({holder}); delete after it ends")
+        try:
+            if not self.store.delete_conversation(conversation_id):
+                raise KeyError(conversation_id)
+        finally:
+            self.store.turn_lock.release()
+        return {"deleted": True, "conversationId": conversation_id}
+
+    def compact(self) -> dict[str, Any]:
+        """forge.compact: summarize the current conversation now, keeping retention_window messages.
+
+        {beforeTokens, afterTokens, messages} (estimated tokens of the conversation's messages; messages:
+        how many the summary replaced, 0 when nothing could be). The stored messages all stay.
+        """
+        if self.running:
+            raise TurnInProgress("a turn is running; compact after it ends")
+        from forge_lsp.compaction import Compactor, build_wire
+        from forge_lsp.domain.tokens import estimate_tokens
+
+        cid = self.store.current_conversation()
+        history = self.store.history(cid)
+        compactions = self.store.compactions(cid)
+        result = Compactor(self.config.compact, self.templates, self.store).run(cid, [], history, compactions, force=True)
+        if result is None:
+            tokens = estimate_tokens(build_wire([], history, compactions))
+            return {"beforeTokens": tokens, "afterTokens": tokens, "messages": 0}
+        return result.to_dict()
+
     def cancel(self, turn_id: str | None = None) -> bool:
         """Cancel the running turn (if it is turn_id, when given); True if one was cancelled."""
         if not self.running or (turn_id and turn_id != self.turn_id):
@@ -231,6 +284,18 @@ class WorkspaceRuntime:
         }
         if self.running:
             out["turnId"] = self.turn_id
+        out["usage"] = self.usage()
+        return out
+
+    def usage(self) -> dict[str, Any]:
+        """forge.status usage: {lastTurn?, conversation} (tokens and cost of the current conversation's turns)."""
+        out: dict[str, Any] = {}
+        if self.last_usage is not None:
+            out["lastTurn"] = self.last_usage.to_dict()
+        try:
+            out["conversation"] = self.store.conversation_usage(self.store.current_conversation()).to_dict()
+        except Exception as exc:  # a state problem is reported elsewhere; status still answers
+            log.warning("usage: %s", exc)
         return out
 
     def no_model_message(self) -> str:
@@ -358,6 +423,7 @@ class WorkspaceRuntime:
         finally:
             transcript.close()
         self.store.finish_turn(turn_id, summary.status.value, summary.to_dict())
+        self.last_usage = summary.usage
         self.last_errors = dict(summary.reason.errors) if summary.reason is not None and hasattr(summary.reason, "errors") else {}
         return summary
 

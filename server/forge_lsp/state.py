@@ -24,7 +24,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from forge_lsp.domain.messages import ChatMessage
+from forge_lsp.domain.compact import Compaction
+from forge_lsp.domain.messages import ChatMessage, Usage
 from forge_lsp.redact import redact, redact_data
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,14 @@ CREATE TABLE IF NOT EXISTS turns (
   ended REAL
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS compactions (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  conversation_id TEXT NOT NULL,
+  first INTEGER NOT NULL,
+  last INTEGER NOT NULL,
+  summary TEXT NOT NULL,
+  created REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS processes (
   pid INTEGER PRIMARY KEY,
   pgid INTEGER NOT NULL,
@@ -73,6 +82,7 @@ COLUMNS = {
     "messages": ["id", "conversation_id", "turn_id", "data", "created"],
     "turns": ["id", "conversation_id", "prompt", "status", "summary", "started", "ended"],
     "meta": ["key", "value"],
+    "compactions": ["id", "conversation_id", "first", "last", "summary", "created"],
     "processes": ["pid", "pgid", "boot_id", "started", "cmdline", "uid", "server", "server_started"],
 }
 
@@ -554,3 +564,132 @@ class StateStore:
         """A turn's status, or None if unknown."""
         value = self._one("SELECT status FROM turns WHERE id=?", (turn_id,))
         return str(value) if value is not None else None
+
+    def _turn_summaries(self, conversation_id: str) -> list[tuple[str, str, str | None, float, float | None]]:
+        with self._lock:
+            return self._db.execute(
+                "SELECT prompt, status, summary, started, ended FROM turns WHERE conversation_id=? ORDER BY started",
+                (conversation_id,),
+            ).fetchall()
+
+    def conversations(self) -> list[dict[str, Any]]:
+        """Every conversation, the latest first: {id, title, turns, lastStatus, tokens, updated}.
+
+        The title is the first prompt's first line (no model call); tokens are the prompt and
+        completion tokens its turns recorded; updated is when it last changed (ISO 8601, UTC).
+        """
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT c.id, c.created, "
+                "(SELECT MAX(created) FROM messages m WHERE m.conversation_id = c.id) FROM conversations c"
+            ).fetchall()
+            turns = self._db.execute(
+                "SELECT conversation_id, prompt, status, summary, started, ended FROM turns ORDER BY started, rowid"
+            ).fetchall()
+        by_conversation: dict[str, list[Any]] = {}
+        for row in turns:
+            by_conversation.setdefault(str(row[0]), []).append(row)
+        out: list[dict[str, Any]] = []
+        for cid, created, last_message in rows:
+            own = by_conversation.get(str(cid), [])
+            stamps = [
+                x for x in (created, last_message, *(t[4] for t in own), *(t[5] for t in own)) if isinstance(x, int | float)
+            ]
+            usage = Usage()
+            for t in own:
+                usage = usage + _summary_usage(t[3])
+            out.append(
+                {
+                    "id": str(cid),
+                    "title": title_of(str(own[0][1])) if own else "",
+                    "turns": len(own),
+                    "lastStatus": str(own[-1][2]) if own else None,
+                    "tokens": usage.total_tokens,
+                    "updated": _iso(max(stamps) if stamps else 0.0),
+                    "_updated": max(stamps) if stamps else 0.0,
+                }
+            )
+        out.sort(key=lambda c: c["_updated"], reverse=True)
+        for c in out:
+            del c["_updated"]
+        return out
+
+    def has_conversation(self, conversation_id: str) -> bool:
+        """Whether a conversation of this id is stored."""
+        return self._one("SELECT 1 FROM conversations WHERE id=?", (conversation_id,)) is not None
+
+    def open_conversation(self, conversation_id: str) -> bool:
+        """Make a stored conversation the current one (the next turn continues it); False if unknown."""
+        if not self.has_conversation(conversation_id):
+            return False
+        self._run("INSERT OR REPLACE INTO meta (key, value) VALUES ('conversation', ?)", (conversation_id,))
+        return True
+
+    def delete_conversation(self, conversation_id: str) -> bool:
+        """Delete a conversation with its messages, turns and compactions; False if unknown. When it was
+        the current one, the next turn starts a new conversation."""
+        if not self.has_conversation(conversation_id):
+            return False
+        with self._lock:
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for table in ("messages", "turns", "compactions"):
+                    db.execute(f"DELETE FROM {table} WHERE conversation_id=?", (conversation_id,))
+                db.execute("DELETE FROM conversations WHERE id=?", (conversation_id,))
+                db.execute("DELETE FROM meta WHERE key='conversation' AND value=?", (conversation_id,))
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        return True
+
+    def compactions(self, conversation_id: str) -> list[Compaction]:
+        """The conversation's compactions (history ranges sent as a summary), oldest first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT first, last, summary FROM compactions WHERE conversation_id=? ORDER BY id", (conversation_id,)
+            ).fetchall()
+        out = []
+        for first, last, summary in rows:
+            if isinstance(first, int) and isinstance(last, int) and isinstance(summary, str):
+                out.append(Compaction(first, last, summary))
+        return out
+
+    def add_compaction(self, conversation_id: str, compaction: Compaction) -> None:
+        """Record that a history range is sent as a summary from now on (the messages themselves stay)."""
+        self._run(
+            "INSERT INTO compactions (conversation_id, first, last, summary, created) VALUES (?, ?, ?, ?, ?)",
+            (conversation_id, compaction.start, compaction.end, redact(compaction.summary), time.time()),
+        )
+
+    def conversation_usage(self, conversation_id: str) -> Usage:
+        """The tokens and cost of every turn of a conversation, as their summaries recorded them."""
+        total = Usage()
+        for _, _, summary, _, _ in self._turn_summaries(conversation_id):
+            total = total + _summary_usage(summary)
+        return total
+
+
+TITLE_CHARS = 80
+
+
+def title_of(prompt: str) -> str:
+    """A conversation's title: its first prompt's first non-empty line, cut to TITLE_CHARS (no model call)."""
+    line = next((x.strip() for x in prompt.splitlines() if x.strip()), "")
+    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + "…"
+
+
+def _iso(stamp: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(stamp))
+
+
+def _summary_usage(summary: str | None) -> Usage:
+    """The usage a stored turn summary records; a turn that recorded none (it ran before usage was
+    kept, or did not finish) counts as no tokens."""
+    try:
+        data = json.loads(summary) if summary else None
+    except (TypeError, ValueError):
+        data = None
+    usage = data.get("usage") if isinstance(data, dict) else None
+    return Usage.from_dict(usage) if isinstance(usage, dict) else Usage()

@@ -44,7 +44,7 @@ MAX_TEMPLATE_BYTES = 256 * 1024
 # tens of thousands of tags would stall every other compile for minutes.
 MAX_TAGS = 400
 # Bumped whenever the grammar or the generated code's runtime changes: old cache files are never read.
-GRAMMAR_VERSION = "2"
+GRAMMAR_VERSION = "3"
 
 
 class TemplateError(Exception):
@@ -93,7 +93,7 @@ def builtin_dir() -> Path:
 #   tag      := "{{" "~"? body "~"? "}}" | "{{{" "~"? expr "~"? "}}}"
 #   body     := expr | "&" expr | "!" comment | "#" block args | "/" block
 #             | "else" | "^" | ">" partial-file-name
-#   expr     := path | helper arg+             (helper: inc, json, contains; exact arity)
+#   expr     := path | helper arg+             (helper: inc, json, contains, eq; exact arity)
 #   arg      := number | "string" | 'string' | true | false | path | "(" helper arg+ ")"
 #   path     := ("../")* (name | this | @root) ("." name)* | @index | @first | @last | @key
 #   block    := if | unless | each | with     (one argument; each/with take a path)
@@ -106,7 +106,7 @@ def builtin_dir() -> Path:
 # ---------------------------------------------------------------------------
 
 BLOCK_HELPERS = frozenset({"if", "unless", "each", "with"})
-HELPER_ARITY: dict[str, int] = {"inc": 1, "json": 1, "contains": 2}
+HELPER_ARITY: dict[str, int] = {"inc": 1, "json": 1, "contains": 2, "eq": 2}
 # Simple names pybars3 looks up as helpers before data: a variable of that name would call it.
 _RESERVED = BLOCK_HELPERS | {"log", "lookup", "blockHelperMissing", "helperMissing", "else"}
 _NAME = r"[A-Za-z][A-Za-z0-9_-]*"
@@ -431,7 +431,12 @@ def _contains(_this: Any, items: Any, value: Any) -> bool:
         return False
 
 
-HELPERS: dict[str, Callable[..., Any]] = {"inc": _inc, "json": _json, "contains": _contains}
+def _eq(_this: Any, left: Any, right: Any) -> bool:
+    """Handlebars-rust's eq (Forge's summary frame compares a todo's status with it)."""
+    return bool(left == right)
+
+
+HELPERS: dict[str, Callable[..., Any]] = {"inc": _inc, "json": _json, "contains": _contains, "eq": _eq}
 # pybars3's own helpers that the grammar does not offer are switched off too (None falls back to data).
 _RENDER_HELPERS: dict[str, Any] = {**HELPERS, "log": None, "lookup": None}
 

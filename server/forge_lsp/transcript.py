@@ -11,6 +11,8 @@ from typing import IO
 
 from forge_lsp.domain.events import (
     AssistantText,
+    Compacted,
+    ContextWarning,
     Event,
     Interrupt,
     LlmRetry,
@@ -21,6 +23,7 @@ from forge_lsp.domain.events import (
     TurnStarted,
 )
 from forge_lsp.redact import redact, secret_values
+from forge_lsp.render import format_usage
 from forge_lsp.state import UnsafeStateDir, ensure_state_dir, user_state_dir
 
 TRANSCRIPTS = "transcripts"
@@ -125,6 +128,13 @@ class TranscriptWriter:
             self._write(f"> Retry notice for {event.tool}: attempts remaining {event.attempts_left} of {event.limit}{after}\n")
         elif isinstance(event, LlmRetry):
             self._write(f"> Model request failed ({event.cause}); retry {event.attempt} in {event.delay_ms} ms\n")
+        elif isinstance(event, ContextWarning):
+            self._write(f"> Context: {event.message()}\n")
+        elif isinstance(event, Compacted):
+            self._write(
+                f"## Compacted\n\n{event.messages} earlier messages are sent as one summary from here on "
+                f"({event.before_tokens} -> {event.after_tokens} tokens); the state database keeps them all.\n"
+            )
         elif isinstance(event, Interrupt):
             self.interrupt_line = self._write(
                 f"## Interrupted: {event.reason.kind}\n\n{event.reason.describe()}\n\n`{event.reason.summary()}`\n"
@@ -135,7 +145,7 @@ class TranscriptWriter:
                 extra = f"\n\n{summary.error}" if summary.error else ""
                 self._write(
                     f"## Turn {summary.status.value}\n\nrequests: {summary.requests}, tool calls: {summary.tool_calls}, "
-                    f"failures: {summary.failures}{extra}\n"
+                    f"failures: {summary.failures}{extra}\n\nusage: {format_usage(summary.usage.to_dict())}\n"
                 )
             self.close()
 

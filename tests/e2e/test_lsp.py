@@ -16,7 +16,18 @@ from conftest import shell, write_script
 
 pytestmark = pytest.mark.timeout(60)
 
-COMMANDS = ["forge.run", "forge.cancel", "forge.status", "forge.newConversation", "forge.showConfig", "forge.trust"]
+COMMANDS = [
+    "forge.run",
+    "forge.cancel",
+    "forge.status",
+    "forge.newConversation",
+    "forge.showConfig",
+    "forge.trust",
+    "forge.compact",
+    "forge.listConversations",
+    "forge.openConversation",
+    "forge.deleteConversation",
+]
 
 
 async def command(client: LanguageClient, name: str, arg: Any = None, **kw: Any) -> Any:
@@ -84,7 +95,7 @@ async def test_run_returns_summary_with_events_progress_and_logs(client: Languag
     assert result["status"] == "completed"
     assert (result["requests"], result["toolCalls"], result["failures"]) == (2, 1, 0)
     assert result["text"] == "Reading.\n\nIt says hello."
-    assert set(result) == {"turnId", "conversationId", "status", "requests", "toolCalls", "failures", "text"}
+    assert set(result) == {"turnId", "conversationId", "status", "requests", "toolCalls", "failures", "text", "usage"}
     types = [e.type for e in events(client)]
     assert types[0] == "turnStarted" and types[-1] == "turnFinished"
     assert {"assistantText", "toolCallStarted", "toolCallFinished"} <= set(types)

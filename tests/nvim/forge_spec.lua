@@ -286,6 +286,24 @@ local ok, err = pcall(function()
   end)
   assert(forge.state.last_status.running == false, vim.inspect(forge.state.last_status))
 
+  -- 5b. the statusline gives the last turn's tokens; :ForgeConversations picks one through vim.ui.select
+  assert(forge.statusline():find("%d+%.?%d*k? tokens cost unknown"), forge.statusline())
+  local picked_from
+  local real_select2 = vim.ui.select
+  vim.ui.select = function(items, opts, on_choice)
+    picked_from = vim.tbl_map(opts.format_item, items)
+    on_choice(items[#items])
+  end
+  forge.state.last_open = nil
+  vim.cmd("ForgeConversations")
+  wait(10000, "no conversation opened", function()
+    return forge.state.last_open ~= nil
+  end)
+  vim.ui.select = real_select2
+  assert(#picked_from >= 1 and picked_from[1]:find(" turns · ", 1, true), vim.inspect(picked_from))
+  local listed = forge.state.last_conversations
+  assert(forge.state.last_open.conversationId == listed[#listed].id, vim.inspect(forge.state.last_open))
+
   -- 6. :ForgeConfig reuses one scratch buffer; q closes it
   vim.cmd("ForgeConfig")
   wait(10000, "no config", function()

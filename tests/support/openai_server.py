@@ -13,7 +13,8 @@ from typing import Any
 class OpenAIStub:
     """Serves /v1/chat/completions on 127.0.0.1; each request takes the next behaviour.
 
-    Behaviours: {"text": str} | {"tool": name, "arguments": str} | {"status": int, "headers": {...},
+    Behaviours: {"text": str} | {"tool": name, "arguments": str} (either with "usage": {prompt_tokens,
+    completion_tokens, cached_tokens}: reported when the request asks, stream_options.include_usage) | {"status": int, "headers": {...},
     "body": {...}} | {"reset": True} | {"hang": seconds} | {"empty": True}. Past the end: text "done".
     """
 
@@ -77,7 +78,7 @@ class OpenAIStub:
             return
         model = body.get("model", "stub")
         if body.get("stream"):
-            self._stream(h, model, b)
+            self._stream(h, model, b, body)
         else:
             self._whole(h, model, b)
 
@@ -94,7 +95,20 @@ class OpenAIStub:
             data["usage"] = usage
         return f"data: {json.dumps(data)}\n\n".encode()
 
-    def _stream(self, h: BaseHTTPRequestHandler, model: str, b: dict[str, Any]) -> None:
+    @staticmethod
+    def _usage_chunk(model: str, given: dict[str, int] | None) -> bytes:
+        u = {"prompt_tokens": 11, "completion_tokens": 7, **(given or {})}
+        usage: dict[str, Any] = {
+            "prompt_tokens": u["prompt_tokens"],
+            "completion_tokens": u["completion_tokens"],
+            "total_tokens": u["prompt_tokens"] + u["completion_tokens"],
+        }
+        if u.get("cached_tokens"):
+            usage["prompt_tokens_details"] = {"cached_tokens": u["cached_tokens"]}
+        data = {"id": "chatcmpl-stub", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
+        return f"data: {json.dumps({**data, 'choices': [], 'usage': usage})}\n\n".encode()
+
+    def _stream(self, h: BaseHTTPRequestHandler, model: str, b: dict[str, Any], body: dict[str, Any]) -> None:
         h.send_response(200)
         h.send_header("Content-Type", "text/event-stream")
         h.send_header("Connection", "close")
@@ -118,7 +132,10 @@ class OpenAIStub:
             finish = "tool_calls"
         else:  # empty: no content, no tool call
             finish = "stop"
-        chunks.append(self._chunk(model, {}, finish, {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}))
+        chunks.append(self._chunk(model, {}, finish))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            # As OpenAI does: a last chunk with no choices carries the usage, only when asked for.
+            chunks.append(self._usage_chunk(model, b.get("usage")))
         chunks.append(b"data: [DONE]\n\n")
         for c in chunks:
             h.wfile.write(c)

@@ -53,8 +53,9 @@ def test_every_config_key_is_documented() -> None:
     for key in default_values():
         if key.startswith("tools.shell."):
             name = f"`[tools.shell] {key.rsplit('.', 1)[1]}`"
-        elif key.startswith("retry."):
-            name = f"`[retry] {key.split('.', 1)[1]}`"
+        elif key.startswith(("retry.", "compact.")):
+            table, field = key.split(".", 1)
+            name = f"`[{table}] {field}`"
         else:
             name = f"`{key}`"
         assert f"| {name} |" in text, key

@@ -88,9 +88,11 @@ async def test_completes_on_reply_without_tool_call(workspace: Path) -> None:
     assert [e.type for e in h.events] == [
         "turnStarted",
         "assistantText",
+        "usage",
         "toolCallStarted",
         "toolCallFinished",
         "assistantText",
+        "usage",
         "turnFinished",
     ]
 

@@ -54,8 +54,11 @@ export function statusText(previous: string, e: ForgeEvent): string {
       return `$(warning) Forge: retry, ${String(e.attemptsLeft)} left (${String(e.tool)})`;
     case "interrupt":
       return "$(error) Forge: interrupted";
-    case "turnFinished":
-      return e.status === "interrupted" ? "$(error) Forge: interrupted" : "$(check) Forge: idle";
+    case "turnFinished": {
+      const text = e.status === "interrupted" ? "$(error) Forge: interrupted" : "$(check) Forge: idle";
+      const usage = usageText(e.usage);
+      return usage ? `${text} · ${usage}` : text;
+    }
     default:
       return previous;
   }
@@ -92,4 +95,45 @@ export function chatParts(e: ForgeEvent): ChatPart[] {
     default:
       return [];
   }
+}
+
+/** A usage ({promptTokens, completionTokens, cachedTokens, cost}) as "12.3k tokens, $0.0123"; "" without one. */
+export function usageText(usage: unknown): string {
+  if (typeof usage !== "object" || usage === null) {
+    return "";
+  }
+  const u = usage as { promptTokens?: unknown; completionTokens?: unknown; cost?: unknown };
+  const tokens = (typeof u.promptTokens === "number" ? u.promptTokens : 0) + (typeof u.completionTokens === "number" ? u.completionTokens : 0);
+  const cost = typeof u.cost === "number" ? `$${u.cost.toFixed(4)}` : "cost unknown";
+  return `${tokenCount(tokens)} tokens, ${cost}`;
+}
+
+/** 950 -> "950", 12345 -> "12.3k". */
+export function tokenCount(n: number): string {
+  return n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n);
+}
+
+/** A stored conversation as forge.listConversations gives it. */
+export interface Conversation {
+  id: string;
+  title: string;
+  turns: number;
+  lastStatus: string | null;
+  tokens: number;
+  updated: string;
+}
+
+/** The quick-pick items of "Forge: Open Conversation": the title, then turns, status, tokens and when. */
+export function conversationItems(list: unknown): { label: string; description: string; detail: string; id: string }[] {
+  if (!Array.isArray(list)) {
+    return [];
+  }
+  return (list as Conversation[])
+    .filter((c) => c && typeof c.id === "string")
+    .map((c) => ({
+      label: c.title || "(no turn yet)",
+      description: `${c.turns} turn${c.turns === 1 ? "" : "s"}${c.lastStatus ? `, ${c.lastStatus}` : ""}, ${tokenCount(c.tokens)} tokens`,
+      detail: `${c.updated.replace("T", " ").replace("Z", " UTC")} · ${c.id}`,
+      id: c.id,
+    }));
 }

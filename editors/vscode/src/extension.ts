@@ -10,7 +10,7 @@ import {
   WorkDoneProgress,
 } from "vscode-languageclient/node";
 import { registerChat } from "./chat";
-import { ForgeEvent, Notice, statusText, turnNotice } from "./events";
+import { conversationItems, ForgeEvent, Notice, statusText, turnNotice } from "./events";
 import { ForgeSettings, initializationOptions, serverCommand, serverSettings } from "./settings";
 
 let client: LanguageClient | undefined;
@@ -126,6 +126,20 @@ async function trustWorkspace(): Promise<void> {
   }
 }
 
+async function openConversation(): Promise<void> {
+  const items = conversationItems(await forgeCommand("forge.listConversations"));
+  if (items.length === 0) {
+    void vscode.window.showInformationMessage("Forge: no conversations in this workspace yet.");
+    return;
+  }
+  const picked = await vscode.window.showQuickPick(items, { placeHolder: "Open a Forge conversation (the next run continues it)", matchOnDetail: true });
+  if (!picked || !client) {
+    return;
+  }
+  await client.sendRequest(ExecuteCommandRequest.type, { command: "forge.openConversation", arguments: [{ id: picked.id }] });
+  void vscode.window.showInformationMessage(`Forge: conversation "${picked.label}" is open; the next run continues it.`);
+}
+
 function show(notice: Notice): void {
   const fn =
     notice.level === "error"
@@ -179,6 +193,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     vscode.commands.registerCommand("forge.startNewConversation", () => forgeCommand("forge.newConversation")),
     vscode.commands.registerCommand("forge.trustWorkspace", trustWorkspace),
+    vscode.commands.registerCommand("forge.openConversation", openConversation),
     // The user trusted the folder in VS Code (Manage Workspace Trust): the server hears it at once.
     vscode.workspace.onDidGrantWorkspaceTrust(() => void forgeCommand("forge.trust")),
     vscode.commands.registerCommand("forge.restartServer", async () => {

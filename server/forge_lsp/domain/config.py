@@ -51,6 +51,26 @@ class ShellConfig:
 
 
 @dataclass(frozen=True)
+class CompactConfig:
+    """Forge's [compact]: when older messages are replaced by a summary in what the model is sent.
+
+    Thresholds of 0 are off. Defaults are Forge's.
+    """
+
+    retention_window: int = 6
+    """The most recent messages never summarized."""
+    eviction_window: float = 0.2
+    """The most of the context (a share of its tokens, 0.0 to 1.0) one compaction may summarize."""
+    max_tokens: int = 2000
+    """The most tokens one summary may take (its oldest parts are dropped first)."""
+    token_threshold: int = 100000
+    turn_threshold: int = 0
+    message_threshold: int = 200
+    on_turn_end: bool = False
+    """Compact when the last message is the user's (each turn's start)."""
+
+
+@dataclass(frozen=True)
 class ForgeConfig:
     """Every effective setting of one workspace."""
 
@@ -75,6 +95,7 @@ class ForgeConfig:
     """Whether the workspace is trusted (not a config key: the runtime sets it). Tools read it,
     e.g. the shell's sandbox default for an untrusted workspace."""
     retry: RetryConfig = field(default_factory=RetryConfig)
+    compact: CompactConfig = field(default_factory=CompactConfig)
     shell: ShellConfig = field(default_factory=ShellConfig)
     tools: Mapping[str, ToolConfig] = field(default_factory=dict)
 
@@ -114,6 +135,13 @@ def _float(minimum: float = 0.0) -> Check:
         return float(v)
 
     return check
+
+
+def _fraction(v: Any) -> float:
+    value: float = _float(0.0)(v)
+    if value > 1.0:
+        raise ValueError(f"must be between 0.0 and 1.0, got {v}")
+    return value
 
 
 def _str(v: Any) -> str:
@@ -183,7 +211,23 @@ TOP_KEYS: dict[str, Check] = {
     "retry.backoff_factor": _float(1.0),
     "retry.max_delay_secs": _float(0.0),
     "retry.status_codes": _int_list,
+    "compact.retention_window": _int(0),
+    "compact.eviction_window": _fraction,
+    "compact.max_tokens": _int(1),
+    "compact.token_threshold": _int(0),
+    "compact.turn_threshold": _int(0),
+    "compact.message_threshold": _int(0),
+    "compact.on_turn_end": _bool,
 }
+COMPACT_KEYS = (
+    "retention_window",
+    "eviction_window",
+    "max_tokens",
+    "token_threshold",
+    "turn_threshold",
+    "message_threshold",
+    "on_turn_end",
+)
 TOOL_KEYS: dict[str, Check] = {"max_failures": _int(0)}
 SHELL_KEYS: dict[str, Check] = {
     "max_failures": _int(0),
@@ -293,7 +337,7 @@ def trust_reason(key: str, value: Any) -> str | None:
         if isinstance(value, str) and value.startswith(SCRIPTED_PREFIX):
             return "a scripted model from the workspace would let the repository choose the tool calls"
         return None
-    if key in UNTRUSTED_SAFE_TOP or key.startswith("retry."):
+    if key in UNTRUSTED_SAFE_TOP or key.startswith(("retry.", "compact.")):
         return None
     parts = key.split(".")
     if len(parts) == 3 and parts[0] == "tools":
@@ -312,6 +356,7 @@ def build(values: Mapping[str, Any]) -> ForgeConfig:
     """A ForgeConfig from checked dotted values (missing keys keep defaults)."""
     top = {k: v for k, v in values.items() if "." not in k}
     retry = {k.split(".", 1)[1]: v for k, v in values.items() if k.startswith("retry.")}
+    compact = {k.split(".", 1)[1]: v for k, v in values.items() if k.startswith("compact.")}
     shell = {k.split(".", 2)[2]: v for k, v in values.items() if k.startswith("tools.shell.")}
     tools: dict[str, dict[str, Any]] = {}
     for k, v in values.items():
@@ -321,6 +366,7 @@ def build(values: Mapping[str, Any]) -> ForgeConfig:
     return ForgeConfig(
         **top,
         retry=RetryConfig(**retry),
+        compact=CompactConfig(**compact),
         shell=ShellConfig(**shell),
         tools={n: ToolConfig(**t) for n, t in tools.items()},
     )
@@ -336,5 +382,6 @@ def default_values() -> dict[str, Any]:
             for k in ("max_attempts", "min_delay_ms", "backoff_factor", "max_delay_secs", "status_codes")
         }
     )
+    out.update({f"compact.{k}": getattr(d.compact, k) for k in COMPACT_KEYS})
     out.update({f"tools.shell.{k}": getattr(d.shell, k) for k in SHELL_KEYS})
     return out

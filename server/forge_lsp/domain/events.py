@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar
 
+from forge_lsp.domain.messages import Usage
+
 
 def format_errors(errors: Mapping[str, int]) -> str:
     """The errors map as people read it (and the README shows it): {patch: 3, shell: 1}."""
@@ -100,6 +102,8 @@ class TurnSummary:
     failures: int
     text: str
     error: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    """The tokens and cost of every model request of the turn."""
     timing: dict[str, float] = field(default_factory=dict, compare=False)
     """Where the time went (ms); for logs and benchmarks, not part of the result."""
 
@@ -113,6 +117,7 @@ class TurnSummary:
             "toolCalls": self.tool_calls,
             "failures": self.failures,
             "text": self.text,
+            "usage": self.usage.to_dict(),
         }
         if self.reason is not None:
             out["reason"] = self.reason.to_dict()
@@ -257,6 +262,65 @@ class Interrupt(Event):
 
 
 @dataclass(frozen=True)
+class UsageReport(Event):
+    """One model request's tokens and cost, and the turn's so far."""
+
+    request: Usage = field(default_factory=Usage)
+    turn: Usage = field(default_factory=Usage)
+    type: ClassVar[str] = "usage"
+
+    def payload(self) -> dict[str, Any]:
+        return {**self.request.to_dict(), "turn": self.turn.to_dict()}
+
+
+CONTEXT_WARNING_RATIO = 0.8
+"""A request whose prompt passes this share of the model's context window gets a contextWarning."""
+
+
+@dataclass(frozen=True)
+class ContextWarning(Event):
+    """A request's prompt passed CONTEXT_WARNING_RATIO of the model's context window."""
+
+    prompt_tokens: int = 0
+    context_window: int = 0
+    type: ClassVar[str] = "contextWarning"
+
+    @property
+    def percent(self) -> int:
+        """How full the window is, in whole percent."""
+        return int(100 * self.prompt_tokens / self.context_window) if self.context_window else 0
+
+    def message(self) -> str:
+        """A sentence for people."""
+        return (
+            f"the conversation fills {self.percent}% of the model's context window "
+            f"({self.prompt_tokens} of {self.context_window} tokens): compact it (forge.compact) or start a new one"
+        )
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "promptTokens": self.prompt_tokens,
+            "contextWindow": self.context_window,
+            "percent": self.percent,
+            "message": self.message(),
+        }
+
+
+@dataclass(frozen=True)
+class Compacted(Event):
+    """Older messages were replaced by a summary in what the model is sent (the record keeps them)."""
+
+    before_tokens: int = 0
+    after_tokens: int = 0
+    messages: int = 0
+    """How many messages of the history the summary replaced."""
+    type: ClassVar[str] = "compacted"
+
+    def payload(self) -> dict[str, Any]:
+        return {"beforeTokens": self.before_tokens, "afterTokens": self.after_tokens, "messages": self.messages}
+
+
+@dataclass(frozen=True)
 class TurnFinished(Event):
     """The turn ended; ``summary`` is what forge.run returns."""
 
@@ -266,7 +330,23 @@ class TurnFinished(Event):
     def payload(self) -> dict[str, Any]:
         if self.summary is None:
             return {}
-        return {"status": self.summary.status.value, "summary": self.summary.to_dict()}
+        return {
+            "status": self.summary.status.value,
+            "usage": self.summary.usage.to_dict(),
+            "summary": self.summary.to_dict(),
+        }
 
 
-TurnEvent = TurnStarted | AssistantText | ToolCallStarted | ToolCallFinished | Retry | LlmRetry | Interrupt | TurnFinished
+TurnEvent = (
+    TurnStarted
+    | AssistantText
+    | ToolCallStarted
+    | ToolCallFinished
+    | Retry
+    | LlmRetry
+    | UsageReport
+    | ContextWarning
+    | Compacted
+    | Interrupt
+    | TurnFinished
+)

@@ -61,10 +61,14 @@ class ChatMessage:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
+    reasoning: str | None = None
+    """The model's reasoning that came with an assistant message (litellm's reasoning_content)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The wire shape litellm takes."""
         out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.reasoning:
+            out["reasoning_content"] = self.reasoning
         if self.tool_calls:
             out["tool_calls"] = [c.to_dict() for c in self.tool_calls]
         if self.tool_call_id is not None:
@@ -90,15 +94,66 @@ class ChatMessage:
             tool_calls=calls,
             tool_call_id=data.get("tool_call_id"),
             name=data.get("name"),
+            reasoning=data["reasoning_content"] if isinstance(data.get("reasoning_content"), str) else None,
         )
+
+
+UNKNOWN_COST = "unknown"
+"""What a cost says when the model is not in litellm's cost map: never a made-up figure."""
 
 
 @dataclass(frozen=True)
 class Usage:
-    """Token usage of one model reply."""
+    """Token usage of one model reply (or a sum of them), and its cost.
+
+    ``cost`` is in US dollars from litellm's local cost map, or None when the
+    model is not priced there (the wire then says "unknown"); a sum with one
+    unknown part is unknown.
+    """
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0
+    cost: float | None = 0.0
+    requests: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        cost = None if self.cost is None or other.cost is None else self.cost + other.cost
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.cached_tokens + other.cached_tokens,
+            cost,
+            self.requests + other.requests,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt and completion tokens together."""
+        return self.prompt_tokens + self.completion_tokens
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire shape: {promptTokens, completionTokens, cachedTokens, cost} (cost a number or "unknown")."""
+        return {
+            "promptTokens": self.prompt_tokens,
+            "completionTokens": self.completion_tokens,
+            "cachedTokens": self.cached_tokens,
+            "cost": UNKNOWN_COST if self.cost is None else round(self.cost, 8),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Usage:
+        """Read a stored wire shape back (a missing or bad field counts as 0; a non-number cost as unknown)."""
+        if not isinstance(data, dict):
+            return cls()
+
+        def num(key: str) -> int:
+            value = data.get(key)
+            return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+        cost = data.get("cost")
+        price = float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0 else None
+        return cls(num("promptTokens"), num("completionTokens"), num("cachedTokens"), price)
 
 
 MAX_REPLY_CHARS = 200_000

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from forge_lsp.domain.compact import Compaction
 from forge_lsp.domain.messages import AssistantReply, ChatMessage, ToolCall, ToolResult
 
 
@@ -42,3 +43,7 @@ class HistoryPort(Protocol):
     def append(self, conversation_id: str, turn_id: str | None, message: ChatMessage) -> int: ...
 
     def update(self, row_id: int, message: ChatMessage) -> None: ...
+
+    def compactions(self, conversation_id: str) -> list[Compaction]: ...
+
+    def add_compaction(self, conversation_id: str, compaction: Compaction) -> None: ...

@@ -294,8 +294,9 @@ def _classify(
 
     if any(_is(e, "ContextWindowExceededError") for e in chain):
         return ModelError(
-            f"the conversation no longer fits in the context window of {model or 'the model'}: start a new "
-            f"conversation (forge.newConversation) or set a model with a larger window: {text}",
+            f"the conversation no longer fits in the context window of {model or 'the model'}: compact it "
+            f"(forge.compact, or a lower [compact] token_threshold), start a new conversation (forge.newConversation) "
+            f"or set a model with a larger window: {text}",
             False,
             status,
             kind=retry.CONTEXT_WINDOW,
@@ -395,6 +396,8 @@ class LiteLLMModel:
         _requested = True
         litellm = _loaded if library_loaded() else await asyncio.to_thread(_ready)
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "stream": True, "num_retries": 0}
+        # Without this an OpenAI-compatible server streams no usage at all.
+        kwargs["stream_options"] = {"include_usage": True}
         if tools:
             kwargs["tools"] = tools
         if self.config.api_base:
@@ -410,13 +413,12 @@ class LiteLLMModel:
         kept = 0
         calls: dict[int, dict[str, str]] = {}
         finish: str | None = None
-        usage = Usage()
+        usage: Usage | None = None
         try:
             stream = await litellm.acompletion(**kwargs)
             async for chunk in stream:
                 if getattr(chunk, "usage", None):
-                    u = chunk.usage
-                    usage = Usage(int(u.prompt_tokens or 0), int(u.completion_tokens or 0))
+                    usage = read_usage(chunk.usage)
                 if not chunk.choices:
                     continue
                 choice = chunk.choices[0]
@@ -455,4 +457,68 @@ class LiteLLMModel:
         reply = "".join(text)
         if not reply.strip() and not tool_calls:
             raise ModelError("the model sent an empty reply", retryable=True, kind=retry.EMPTY)
+        if usage is None:  # the provider reported none: the tokens are not known, nor is the cost
+            usage = Usage(cost=None, requests=1)
+        else:
+            usage = Usage(usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens, self.cost(usage), 1)
         return AssistantReply(reply, tool_calls, finish, usage)
+
+    def cost(self, usage: Usage) -> float | None:
+        """The request's cost from litellm's local cost map; None when the model is not priced there."""
+        return cost_of(self.model, usage)
+
+    def context_window(self) -> int | None:
+        """The model's input window (max_input_tokens) from litellm's model info; None when unknown."""
+        return context_window(self.model)
+
+
+def read_usage(u: Any) -> Usage:
+    """A litellm usage object as Usage (cost not yet set): cached tokens from prompt_tokens_details."""
+
+    def count(value: Any) -> int:
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+    details = getattr(u, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    if not cached:
+        cached = getattr(u, "cache_read_input_tokens", None)
+    return Usage(count(getattr(u, "prompt_tokens", 0)), count(getattr(u, "completion_tokens", 0)), count(cached))
+
+
+def _priced_model(model: str) -> bool:
+    return bool(model) and not model.startswith(scripted.PROVIDER + "/")
+
+
+def cost_of(model: str, usage: Usage) -> float | None:
+    """US dollars for these tokens by litellm's local cost map (cached prompt tokens at their own
+    price); None for a model the map does not know: never a made-up figure."""
+    if not _priced_model(model) or _loaded is None:
+        return None
+    try:
+        prompt, completion = _loaded.cost_per_token(
+            model=model,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            cache_read_input_tokens=usage.cached_tokens,
+        )
+        return float(prompt) + float(completion)
+    except Exception:  # litellm raises for a model it cannot price
+        return None
+
+
+_windows: dict[str, int | None] = {}
+
+
+def context_window(model: str) -> int | None:
+    """max_input_tokens of a model from litellm's local model info (cached); None when unknown."""
+    if model in _windows:
+        return _windows[model]
+    window: int | None = None
+    if _priced_model(model) and _loaded is not None:
+        try:
+            value = _loaded.get_model_info(model).get("max_input_tokens")
+            window = value if isinstance(value, int) and value > 0 else None
+        except Exception:  # not mapped
+            window = None
+    _windows[model] = window
+    return window

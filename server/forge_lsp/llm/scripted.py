@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+from forge_lsp.domain.tokens import estimate_tokens
 from forge_lsp.llm.builtin_scripts import BUILTIN
 
 __all__ = ["BUILTIN", "PROVIDER", "WARM_UP", "ScriptError", "make_handler", "next_entry"]
@@ -121,7 +122,25 @@ def _tool_calls(entry: dict[str, Any]) -> list[dict[str, Any]]:
     return calls
 
 
-def _chunks(entry: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def _usage(entry: dict[str, Any], messages: Any, completion: int) -> dict[str, int]:
+    """The usage a scripted reply reports: prompt tokens estimated from the request's messages
+    (chars/4, as Forge estimates), or the entry's own {"usage": {prompt_tokens, completion_tokens,
+    cached_tokens}}."""
+    try:
+        prompt = estimate_tokens(m for m in messages or () if isinstance(m, dict))
+    except (TypeError, ValueError, AttributeError):
+        prompt = 0
+    raw = entry.get("usage")
+    given: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    prompt = int(given.get("prompt_tokens", prompt))
+    completion = int(given.get("completion_tokens", completion))
+    out = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+    if given.get("cached_tokens"):
+        out["cache_read_input_tokens"] = int(given["cached_tokens"])
+    return out
+
+
+def _chunks(entry: dict[str, Any], messages: Any = None) -> Iterator[dict[str, Any]]:
     text = str(entry.get("text") or "")
     calls = _tool_calls(entry)
     words = text.split(" ")
@@ -148,12 +167,12 @@ def _chunks(entry: dict[str, Any]) -> Iterator[dict[str, Any]]:
         "tool_use": None,
         "is_finished": True,
         "finish_reason": "tool_calls" if calls else "stop",
-        "usage": {"prompt_tokens": 10, "completion_tokens": max(1, len(words)), "total_tokens": 10 + len(words)},
+        "usage": _usage(entry, messages, max(1, len(words))),
         "index": 0,
     }
 
 
-def _response(entry: dict[str, Any], model: str) -> Any:
+def _response(entry: dict[str, Any], model: str, messages: Any = None) -> Any:
     from litellm import ModelResponse
     from litellm.types.utils import ChatCompletionMessageToolCall, Choices, Function, Message, Usage
 
@@ -165,7 +184,7 @@ def _response(entry: dict[str, Any], model: str) -> Any:
     return ModelResponse(
         model=model,
         choices=[Choices(index=0, finish_reason="tool_calls" if calls else "stop", message=message)],
-        usage=Usage(prompt_tokens=10, completion_tokens=5, total_tokens=15),
+        usage=Usage(**{k: v for k, v in _usage(entry, messages, 5).items() if k != "cache_read_input_tokens"}),
     )
 
 
@@ -191,7 +210,7 @@ def make_handler() -> Any:
                 time.sleep(float(entry["delay_ms"]) / 1000)
             if "error" in entry:
                 raise _error(entry)
-            return _response(entry, model)
+            return _response(entry, model, kwargs.get("messages", args[0] if args else None))
 
         async def acompletion(self, model: str, *args: Any, **kwargs: Any) -> Any:
             entry = self._entry(model)
@@ -199,7 +218,7 @@ def make_handler() -> Any:
                 await asyncio.sleep(float(entry["delay_ms"]) / 1000)
             if "error" in entry:
                 raise _error(entry)
-            return _response(entry, model)
+            return _response(entry, model, kwargs.get("messages", args[0] if args else None))
 
         def streaming(self, model: str, *args: Any, **kwargs: Any) -> Iterator[Any]:
             entry = self._entry(model)
@@ -207,7 +226,7 @@ def make_handler() -> Any:
                 time.sleep(float(entry["delay_ms"]) / 1000)
             if "error" in entry:
                 raise _error(entry)
-            yield from _chunks(entry)
+            yield from _chunks(entry, kwargs.get("messages", args[0] if args else None))
 
         async def astreaming(self, model: str, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
             entry = self._entry(model)
@@ -215,7 +234,7 @@ def make_handler() -> Any:
                 await asyncio.sleep(float(entry["delay_ms"]) / 1000)
             if "error" in entry:
                 raise _error(entry)
-            for chunk in _chunks(entry):
+            for chunk in _chunks(entry, kwargs.get("messages", args[0] if args else None)):
                 yield chunk
 
     return ScriptedLLM()

@@ -16,7 +16,17 @@ from pygls.lsp.server import LanguageServer
 
 from forge_lsp import __version__
 from forge_lsp.domain.config import WORKSPACE_FILE
-from forge_lsp.domain.events import Event, Interrupt, Retry, ToolCallStarted, TurnFinished, TurnStarted, TurnSummary
+from forge_lsp.domain.events import (
+    Compacted,
+    ContextWarning,
+    Event,
+    Interrupt,
+    Retry,
+    ToolCallStarted,
+    TurnFinished,
+    TurnStarted,
+    TurnSummary,
+)
 from forge_lsp.lsp import convert
 from forge_lsp.lsp.coalesce import TextCoalescer
 from forge_lsp.lsp.diagnostics import DiagnosticStore
@@ -33,7 +43,18 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-COMMANDS = ("forge.run", "forge.cancel", "forge.status", "forge.newConversation", "forge.showConfig", "forge.trust")
+COMMANDS = (
+    "forge.run",
+    "forge.cancel",
+    "forge.status",
+    "forge.newConversation",
+    "forge.showConfig",
+    "forge.trust",
+    "forge.compact",
+    "forge.listConversations",
+    "forge.openConversation",
+    "forge.deleteConversation",
+)
 EVENT_NOTIFICATION = "forge/event"
 CONFIG_SOURCE = "forge.config"
 CONFIGURATION_TIMEOUT_SECS = 5.0
@@ -454,6 +475,8 @@ class ForgeLanguageServer(LanguageServer):
             # "Continue") carries the reason; a showMessage as well would be a second notification.
             line_no = transcript.interrupt_line if transcript.interrupt_line is not None else 0
             self.diagnostics.add(convert.SOURCE, transcript_uri, convert.interrupt_diagnostic(event, line_no))
+        elif isinstance(event, ContextWarning):
+            self.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=f"Forge: {event.message()}"))
         elif isinstance(event, TurnFinished) and event.summary is not None and event.summary.error:
             self.window_show_message(
                 t.ShowMessageParams(type=t.MessageType.Error, message=redact(f"Forge: {event.summary.error}"))
@@ -625,6 +648,67 @@ def create_server() -> ForgeLanguageServer:
             return ls.trust(runtime, not revoke)
         except OSError as exc:
             raise TurnRefused(f"cannot record the trust decision: {exc}") from None
+
+    @server.command("forge.compact")
+    async def forge_compact(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
+        """Summarize the conversation's older messages now (Forge's compaction); the record keeps them."""
+        await ls.wait_configured()
+        arg = object_argument(args, "forge.compact")
+        from forge_lsp.runtime import TurnInProgress
+
+        runtime = ls.runtime_for(arg.get("uri"))
+        try:
+            result = runtime.compact()
+        except TurnInProgress as exc:
+            raise TurnRefused(str(exc)) from None
+        if result["messages"]:
+            payload = Compacted("", result["beforeTokens"], result["afterTokens"], result["messages"]).to_dict()
+            ls.events(payload)
+            ls.log_event(payload)
+        return result
+
+    @server.command("forge.listConversations")
+    async def forge_list_conversations(ls: ForgeLanguageServer, *args: Any) -> list[dict[str, Any]]:
+        """[{id, title, turns, lastStatus, tokens, updated}], the latest first."""
+        await ls.wait_configured()
+        arg = object_argument(args, "forge.listConversations")
+        return redact_data(ls.runtime_for(arg.get("uri")).list_conversations())  # type: ignore[no-any-return]
+
+    def conversation_id(arg: dict[str, Any], name: str) -> str:
+        cid = arg.get("id")
+        if not isinstance(cid, str) or not cid.strip():
+            raise JsonRpcInvalidParams(f"{name} needs {{id: string}}: a conversation id from forge.listConversations")
+        return cid
+
+    @server.command("forge.openConversation")
+    async def forge_open_conversation(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
+        """Make a stored conversation the current one: the next forge.run continues it."""
+        await ls.wait_configured()
+        arg = object_argument(args, "forge.openConversation")
+        cid = conversation_id(arg, "forge.openConversation")
+        from forge_lsp.runtime import TurnInProgress
+
+        try:
+            return redact_data(ls.runtime_for(arg.get("uri")).open_conversation(cid))  # type: ignore[no-any-return]
+        except KeyError:
+            raise JsonRpcInvalidParams(f"forge.openConversation: no conversation {cid!r} (see forge.listConversations)") from None
+        except TurnInProgress as exc:
+            raise TurnRefused(str(exc)) from None
+
+    @server.command("forge.deleteConversation")
+    async def forge_delete_conversation(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
+        """Delete a stored conversation; refused while a turn runs."""
+        await ls.wait_configured()
+        arg = object_argument(args, "forge.deleteConversation")
+        cid = conversation_id(arg, "forge.deleteConversation")
+        from forge_lsp.runtime import TurnInProgress
+
+        try:
+            return ls.runtime_for(arg.get("uri")).delete_conversation(cid)
+        except KeyError:
+            raise JsonRpcInvalidParams(f"forge.deleteConversation: no conversation {cid!r}") from None
+        except TurnInProgress as exc:
+            raise TurnRefused(str(exc)) from None
 
     return server
 

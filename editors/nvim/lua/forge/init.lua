@@ -258,6 +258,9 @@ local function handle_event(event)
     end
     M.state.turn_id = nil
     M.state.last_finished = event
+    if type(event.usage) == "table" then
+      M.state.last_usage = event.usage
+    end
     announce_finished(event)
   end
   vim.cmd("redrawstatus")
@@ -274,11 +277,25 @@ function M.on_event(_, event)
   end
 end
 
+--- A usage {promptTokens, completionTokens, cost} as "12.3k tokens $0.0321" ("cost unknown" when unpriced).
+function M.usage_text(u)
+  if type(u) ~= "table" then
+    return ""
+  end
+  local n = (tonumber(u.promptTokens) or 0) + (tonumber(u.completionTokens) or 0)
+  local tokens = n >= 1000 and string.format("%.1fk", n / 1000) or tostring(n)
+  local cost = type(u.cost) == "number" and string.format("$%.4f", u.cost) or "cost unknown"
+  return tokens .. " tokens " .. cost
+end
+
 --- For 'statusline': %{v:lua.require'forge'.statusline()}
 function M.statusline()
   local s = "Forge: " .. M.state.status
   if M.state.progress then
     s = s .. " · " .. M.state.progress
+  end
+  if M.state.last_usage and not M.state.turn_id then
+    s = s .. " · " .. M.usage_text(M.state.last_usage)
   end
   return s
 end
@@ -646,6 +663,33 @@ function M.new_conversation()
   end)
 end
 
+--- :ForgeConversations: pick a stored conversation (vim.ui.select); the next turn continues it.
+function M.conversations()
+  command("forge.listConversations", nil, function(list)
+    M.state.last_conversations = list
+    if type(list) ~= "table" or #list == 0 then
+      notify("Forge: no conversations in this workspace yet")
+      return
+    end
+    vim.ui.select(list, {
+      prompt = "Forge conversation (the next turn continues it)",
+      format_item = function(c)
+        local title = (c.title ~= nil and c.title ~= "") and c.title or "(no turn yet)"
+        return string.format("%s · %d turns · %s tokens · %s", title, c.turns or 0, tostring(c.tokens or 0), tostring(c.updated))
+      end,
+    }, function(choice)
+      if not choice then
+        return
+      end
+      command("forge.openConversation", { id = choice.id }, function(result)
+        M.state.last_open = result
+        M.state.last_usage = nil
+        notify("Forge: conversation " .. (result.title ~= "" and result.title or result.conversationId) .. " is open")
+      end)
+    end)
+  end)
+end
+
 function M.show_config()
   command("forge.showConfig", nil, function(result)
     local keys = vim.tbl_keys(result)
@@ -711,6 +755,7 @@ function M.create_commands()
   create("ForgeStatus", M.status, { desc = "Show Forge status" })
   create("ForgeConfig", M.show_config, { desc = "Show Forge's effective config and sources" })
   create("ForgeNew", M.new_conversation, { desc = "Start a new Forge conversation" })
+  create("ForgeConversations", M.conversations, { desc = "Pick a Forge conversation to continue" })
   create("ForgeLog", M.open_log, { desc = "Open the Forge event log" })
   create("ForgeTrust", M.trust, { desc = "Trust this workspace's .forge.toml and .forge/ (forge.trust)" })
 end

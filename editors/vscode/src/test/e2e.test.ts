@@ -60,7 +60,8 @@ test("a turn through the real server with the extension's settings", { timeout: 
       initializationOptions: initializationOptions(settings, true),
     })) as { capabilities: { executeCommandProvider: { commands: string[] } } };
     assert.deepEqual(init.capabilities.executeCommandProvider.commands.sort(), [
-      "forge.cancel", "forge.newConversation", "forge.run", "forge.showConfig", "forge.status", "forge.trust",
+      "forge.cancel", "forge.compact", "forge.deleteConversation", "forge.listConversations", "forge.newConversation",
+      "forge.openConversation", "forge.run", "forge.showConfig", "forge.status", "forge.trust",
     ]);
     await conn.sendNotification("initialized", {});
 
@@ -78,7 +79,7 @@ test("a turn through the real server with the extension's settings", { timeout: 
     for (const e of events) {
       bar = statusText(bar, e);
     }
-    assert.equal(bar, "$(error) Forge: interrupted");
+    assert.match(bar, /^\$\(error\) Forge: interrupted · \d+ tokens, cost unknown$/);
     assert.ok(progress.includes("report:retry 1/2 shell"), progress.join(" | "));
     assert.equal(progress[progress.length - 1], "end:interrupted");
 

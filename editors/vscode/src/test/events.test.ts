@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
-import { chatParts, statusText, turnNotice } from "../events";
+import { chatParts, conversationItems, statusText, turnNotice, usageText } from "../events";
 
 test("status bar follows a turn: running tool, retry N left, interrupted, idle", () => {
   let s = "$(check) Forge: idle";
@@ -39,4 +39,31 @@ test("the chat's view of events: text as markdown, calls and retries as progress
   assert.deepEqual(chatParts({ type: "toolCallFinished", turnId: "t", tool: "read", ok: true, path: "a.md" }), []);
   assert.deepEqual(chatParts({ type: "interrupt", turnId: "t", message: "limit (3) reached" }), [{ kind: "interrupt", message: "limit (3) reached" }]);
   assert.deepEqual(chatParts({ type: "turnFinished", turnId: "t", status: "completed" }), []);
+});
+
+test("the status bar gives the turn's tokens and cost when it ends", () => {
+  const usage = { promptTokens: 12000, completionTokens: 345, cachedTokens: 0, cost: 0.0321 };
+  assert.equal(statusText("x", { type: "turnFinished", turnId: "t", status: "completed", usage }), "$(check) Forge: idle · 12.3k tokens, $0.0321");
+  const unknown = { promptTokens: 900, completionTokens: 20, cachedTokens: 0, cost: "unknown" };
+  assert.equal(
+    statusText("x", { type: "turnFinished", turnId: "t", status: "interrupted", usage: unknown }),
+    "$(error) Forge: interrupted · 920 tokens, cost unknown",
+  );
+  assert.equal(usageText(undefined), "");
+});
+
+test("Open Conversation lists titles with turns, status, tokens and when", () => {
+  const items = conversationItems([
+    { id: "abc", title: "Fix the parser", turns: 2, lastStatus: "completed", tokens: 4321, updated: "2026-12-03T14:29:09Z" },
+    { id: "def", title: "", turns: 0, lastStatus: null, tokens: 0, updated: "2026-12-03T14:00:00Z" },
+  ]);
+  assert.deepEqual(items[0], {
+    label: "Fix the parser",
+    description: "2 turns, completed, 4.3k tokens",
+    detail: "2026-12-03 14:29:09 UTC · abc",
+    id: "abc",
+  });
+  assert.equal(items[1].label, "(no turn yet)");
+  assert.equal(items[1].description, "0 turns, 0 tokens");
+  assert.deepEqual(conversationItems("not a list"), []);
 });

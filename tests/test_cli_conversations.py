@@ -1,0 +1,38 @@
+"""forge-lsp conversations and forge-lsp run --conversation ID."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def forge(*args: str) -> subprocess.CompletedProcess[str]:
+    # os.environ as it is now: the test's own user config and state folders (tests/conftest.py).
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    return subprocess.run([sys.executable, "-m", "forge_lsp", *args], capture_output=True, text=True, timeout=90, env=env)
+
+
+def test_conversations_listed_and_continued(workspace: Path) -> None:
+    empty = forge("conversations", "-w", str(workspace))
+    assert empty.returncode == 0 and "no conversations" in empty.stdout
+    assert not (workspace / ".forge").exists()
+    assert forge("run", "Fix the parser", "-w", str(workspace), "-m", "scripted/echo").returncode == 0
+    listed = json.loads(forge("conversations", "-w", str(workspace), "--json").stdout)
+    (only,) = listed
+    assert only["title"] == "Fix the parser" and only["turns"] == 1 and only["lastStatus"] == "completed"
+    text = forge("conversations", "-w", str(workspace)).stdout
+    assert f"* {only['id']}" in text and "Fix the parser" in text and "1 turns" in text
+    run = forge("run", "go on", "-w", str(workspace), "-m", "scripted/echo", "--conversation", only["id"])
+    assert run.returncode == 0, run.stderr
+    assert "tokens" in run.stdout  # the last line carries the turn's usage
+    (again,) = json.loads(forge("conversations", "-w", str(workspace), "--json").stdout)
+    assert again["turns"] == 2
+
+
+def test_run_with_an_unknown_conversation_is_one_line(workspace: Path) -> None:
+    p = forge("run", "x", "-w", str(workspace), "-m", "scripted/echo", "--conversation", "nope")
+    assert p.returncode == 1
+    assert p.stderr.strip().startswith("forge-lsp: no conversation 'nope'") and "Traceback" not in p.stderr
