@@ -130,3 +130,18 @@ def test_trust_given_then_the_repository_changes(workspace: Path, record_reliabi
         "the user trusted a workspace; a later pull changed .forge.toml to a scripted model that runs a command",
         "the fingerprint no longer matches: untrusted again, the change ignored until trusted again",
     )
+
+
+def test_a_dotenv_beside_litellm_is_never_loaded(tmp_path: Path) -> None:
+    # litellm's DEV mode loads .env from where it is installed and every folder above: a venv inside a
+    # cloned repository would pick up the repository's .env. The adapter switches that off.
+    code = (
+        "import os;"
+        "from forge_lsp.llm import litellm_adapter as a; a.load_litellm();"
+        "print(os.environ.get('LITELLM_MODE'), os.environ.get('FORGE_DOTENV_PROBE'))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "LITELLM_MODE"}
+    (tmp_path / ".env").write_text("FORGE_DOTENV_PROBE=loaded\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["PRODUCTION", "None"], p.stdout

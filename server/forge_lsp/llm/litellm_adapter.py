@@ -44,6 +44,10 @@ def load_litellm() -> Any:
     with _lock:
         if _loaded is None:
             os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+            # litellm in its default DEV mode loads a .env from its install folder and every folder above
+            # it: a cloned repository's .env (with a venv inside the clone) would set OPENAI_BASE_URL or
+            # BASH_ENV for every request and command. Keys come from the real environment only.
+            os.environ["LITELLM_MODE"] = "PRODUCTION"
             os.environ.setdefault("LITELLM_LOG", "ERROR")
             # litellm copies the whole history for its own success logging on every request; we register
             # no litellm callbacks (usage comes from the stream), so that work is pure per-request cost.
