@@ -66,12 +66,13 @@ async def run_headless(
     runtime.on_notice = lambda message: say(sys.stderr, message)
     from forge_lsp.config import UNTRUSTED
 
-    problems = [p for p in runtime.effective.problems if p.code != UNTRUSTED] + runtime.untrusted_problems()
+    ignored = runtime.untrusted_problems()
+    problems = [p for p in runtime.effective.problems if p.code != UNTRUSTED] + ignored
     for problem in problems[:MAX_PRINTED_PROBLEMS]:
         say(sys.stderr, f"config: {problem}")
     if len(problems) > MAX_PRINTED_PROBLEMS:
         say(sys.stderr, f"config: ... and {len(problems) - MAX_PRINTED_PROBLEMS} more problems")
-    if runtime.untrusted_problems():
+    if ignored:
         changed = " (it changed since you trusted it)" if runtime.trust_state() == "changed" else ""
         say(
             sys.stderr,

@@ -128,13 +128,7 @@ class WorkspaceRuntime:
         return self.effective.trusted
 
     def _is_trusted(self) -> bool:
-        if self._client_trusted:
-            return True
-        try:
-            return self.trust_store.is_trusted(self.root)
-        except Exception as exc:  # an unreadable store trusts nothing
-            log.warning("trust store: %s", exc)
-            return False
+        return self.trust_state() == "trusted"
 
     def trust_state(self) -> str:
         """ "trusted", "changed" (trusted once; a trust-relevant file changed since) or "untrusted"."""
@@ -142,7 +136,8 @@ class WorkspaceRuntime:
             return "trusted"
         try:
             return self.trust_store.state(self.root)
-        except Exception:
+        except Exception as exc:  # an unreadable store trusts nothing
+            log.warning("trust store: %s", exc)
             return "untrusted"
 
     def set_trusted(self, trusted: bool) -> EffectiveConfig:
