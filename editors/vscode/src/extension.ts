@@ -193,7 +193,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     vscode.commands.registerCommand("forge.startNewConversation", () => forgeCommand("forge.newConversation")),
     vscode.commands.registerCommand("forge.trustWorkspace", trustWorkspace),
-    vscode.commands.registerCommand("forge.openConversation", openConversation),
+    vscode.commands.registerCommand("forge.pickConversation", openConversation),
     // The user trusted the folder in VS Code (Manage Workspace Trust): the server hears it at once.
     vscode.workspace.onDidGrantWorkspaceTrust(() => void forgeCommand("forge.trust")),
     vscode.commands.registerCommand("forge.restartServer", async () => {

@@ -156,7 +156,20 @@ export class RealVSCode {
         }
       }
     }
+    this.keepLogs();
     fs.rmSync(this.home, { recursive: true, force: true });
+  }
+
+  /** The extension's output channels (the Forge log has the server's stderr) kept beside the screenshots. */
+  keepLogs() {
+    const logs = path.join(this.userData, "logs");
+    if (!fs.existsSync(logs)) return;
+    for (const entry of fs.readdirSync(logs, { recursive: true })) {
+      const name = path.basename(String(entry));
+      if (String(entry).includes("output_logging_") && name.endsWith("Forge.log")) {
+        fs.copyFileSync(path.join(logs, String(entry)), path.join(this.shots, `output-${name}`));
+      }
+    }
   }
 
   /** A screenshot of the current step, kept under artifacts/<session>/NN-<label>.png. */

@@ -63,6 +63,11 @@ test("a turn through the real server with the extension's settings", { timeout: 
       "forge.cancel", "forge.compact", "forge.deleteConversation", "forge.listConversations", "forge.newConversation",
       "forge.openConversation", "forge.run", "forge.showConfig", "forge.status", "forge.trust",
     ]);
+    // vscode-languageclient registers each of these as a VS Code command; one the extension registers
+    // too makes the client's start fail ("command ... already exists") and no server ever runs.
+    const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8"));
+    const own = (manifest.contributes.commands as { command: string }[]).map((c) => c.command);
+    assert.deepEqual(own.filter((c) => init.capabilities.executeCommandProvider.commands.includes(c)), []);
     await conn.sendNotification("initialized", {});
 
     const result = (await conn.sendRequest("workspace/executeCommand", {
