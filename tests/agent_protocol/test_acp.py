@@ -12,7 +12,13 @@ from typing import Any
 
 import pytest
 from acp import RequestPermissionResponse, spawn_agent_process, text_block
-from acp.schema import AllowedOutcome, ClientCapabilities, FileSystemCapabilities, WriteTextFileResponse
+from acp.schema import (
+    AllowedOutcome,
+    ClientCapabilities,
+    FileSystemCapabilities,
+    ReadTextFileResponse,
+    WriteTextFileResponse,
+)
 
 from support.trust import trust_workspace
 
@@ -31,6 +37,8 @@ class Recorder:
         self.permissions: list[Any] = []
         self.writes: list[tuple[str, str]] = []
         self.answer = answer
+        self.buffers: dict[str, str] = {}  # unsaved editor buffers, served by fs/read_text_file
+        self.reads: list[str] = []
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append(update)
@@ -44,7 +52,10 @@ class Recorder:
         return WriteTextFileResponse()
 
     async def read_text_file(self, session_id: str, path: str, **kwargs: Any) -> Any:
-        raise RuntimeError("not offered")
+        self.reads.append(path)
+        if path not in self.buffers:
+            raise RuntimeError("no such buffer")
+        return ReadTextFileResponse(content=self.buffers[path])
 
     def on_connect(self, conn: Any) -> None:
         pass
@@ -67,10 +78,10 @@ def agent_env() -> dict[str, str]:
     return {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "FORGE_LSP_WARMUP_DELAY": "off"}
 
 
-async def start(client: Recorder, fs: bool = False) -> Any:
+async def start(client: Recorder, fs: bool = False, read: bool = False) -> Any:
     ctx = spawn_agent_process(lambda _agent: client, sys.executable, "-m", "forge_lsp", "acp", env=agent_env())
     conn, proc = await ctx.__aenter__()
-    caps = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=False, write_text_file=fs))
+    caps = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=read, write_text_file=fs))
     init = await conn.initialize(protocol_version=1, client_capabilities=caps)
     return ctx, conn, proc, init
 
@@ -233,3 +244,47 @@ async def test_todo_write_is_the_plan(workspace: Path) -> None:
     (plan,) = client.of("plan")
     assert [(e.content, e.status) for e in plan.entries] == [("read the code", "completed"), ("fix the bug", "in_progress")]
     assert client.of("tool_call")[0].kind == "think"
+
+
+async def test_reads_come_from_the_clients_buffer_when_it_offers_fs_read(workspace: Path) -> None:
+    (workspace / "notes.md").write_text("on disk\n")
+    (workspace / "other.md").write_text("other on disk\n")
+    read = {"tool_calls": [{"name": "read", "arguments": {"file_path": "notes.md"}}]}
+    read_other = {"tool_calls": [{"name": "read", "arguments": {"file_path": "other.md"}}]}
+    workspace_with(workspace, read, read_other, {"text": "read"})
+    client = Recorder()
+    notes = str(workspace.resolve() / "notes.md")
+    client.buffers[notes] = "unsaved in the editor\n"
+    ctx, conn, proc, _ = await start(client, read=True)
+    try:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        result = await conn.prompt(session_id=session.session_id, prompt=[text_block("read notes")])
+    finally:
+        await ctx.__aexit__(None, None, None)
+    assert result.stop_reason == "end_turn"
+    assert notes in client.reads and str(workspace.resolve() / "other.md") in client.reads
+    done = [u for u in client.of("tool_call_update") if u.status == "completed"]
+    outputs = ["".join(c.content.text for c in u.content) for u in done]
+    # The model saw the editor's unsaved text, and the disk where the client had no buffer.
+    assert "unsaved in the editor" in outputs[0] and "on disk" not in outputs[0]
+    assert "other on disk" in outputs[1]
+
+
+async def test_allow_always_asks_once_for_the_same_command(workspace: Path) -> None:
+    workspace_with(
+        workspace,
+        shell("echo deploy >> deployed"),
+        shell("echo deploy >> deployed"),
+        {"text": "deployed twice"},
+        toml='[tools.shell]\nconfirm = ["echo deploy*"]',
+    )
+    client = Recorder(answer="allow_always")
+    ctx, conn, proc, _ = await start(client)
+    try:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        result = await conn.prompt(session_id=session.session_id, prompt=[text_block("deploy twice")])
+    finally:
+        await ctx.__aexit__(None, None, None)
+    assert result.stop_reason == "end_turn"
+    assert len(client.permissions) == 1
+    assert (workspace / "deployed").read_text() == "deploy\ndeploy\n"
