@@ -44,6 +44,24 @@ def test_run_completed_exits_0(workspace: Path) -> None:
     assert (workspace / "hi.txt").read_text() == "hi\n"
 
 
+def test_the_answer_is_printed_once(workspace: Path) -> None:
+    write_script(workspace, {"text": "Wrote it."})
+    p = forge("run", "say it", "--workspace", str(workspace))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.count("Wrote it.") == 1, p.stdout
+
+
+def test_a_command_that_needs_a_yes_says_nobody_could_be_asked(workspace: Path) -> None:
+    write_script(workspace, {"tool_calls": [{"name": "shell", "arguments": {"command": "echo deployed"}}]}, {"text": "ok"})
+    with (workspace / ".forge.toml").open("a") as f:
+        f.write('[tools.shell]\nconfirm = ["echo *"]\n')
+    trust_workspace(workspace)
+    p = forge("run", "deploy", "--workspace", str(workspace))
+    assert p.returncode == 0, p.stderr
+    assert "nobody can be asked here" in p.stdout and "confirm pattern 'echo *'" in p.stdout, p.stdout
+    assert "the user denied" not in p.stdout and "<stdout>deployed" not in p.stdout
+
+
 def test_run_interrupted_exits_3(workspace: Path) -> None:
     fail = {"tool_calls": [{"name": "shell", "arguments": {"command": "false"}}]}
     write_script(workspace, fail, fail, fail)

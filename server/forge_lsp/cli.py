@@ -101,7 +101,8 @@ async def run_headless(
     finally:
         runtime.close()
     printer.flush_text()
-    if summary.text:
+    # The answer once more at the end, unless it is what was just printed (a one-reply turn).
+    if summary.text and summary.text.strip() != printer.last_text:
         say(out, f"\n{summary.text}")
     return EXIT_CODES[summary.status.value]
 

@@ -92,6 +92,8 @@ class EventPrinter:
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self._text: list[str] = []
+        self.last_text = ""
+        """The last assistant text printed (the CLI does not print the turn's answer a second time)."""
 
     def __call__(self, event: Mapping[str, Any]) -> None:
         if event.get("type") == "assistantText":
@@ -110,3 +112,4 @@ class EventPrinter:
             self._text.clear()
             if text:
                 say(self.out, f"  assistant: {text}")
+                self.last_text = text
