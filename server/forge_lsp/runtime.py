@@ -24,7 +24,7 @@ from forge_lsp.llm.litellm_adapter import LiteLLMModel
 from forge_lsp.orchestrator import Emit, Orchestrator, TurnRequest
 from forge_lsp.state import StateStore
 from forge_lsp.templates import ERROR_REFLECTION, RETRY_MESSAGE, SYSTEM_INFO, SYSTEM_PROMPT, TemplateEngine
-from forge_lsp.tools.base import DiskFiles, FileStore, Snapshots, ToolContext, ToolFailure, read_regular
+from forge_lsp.tools.base import DiskFiles, FileStore, NobodyToAsk, Snapshots, ToolContext, ToolFailure, read_regular
 from forge_lsp.tools.registry import ToolRegistry
 from forge_lsp.tools.workspace import Workspace
 from forge_lsp.transcript import TranscriptWriter
@@ -49,9 +49,12 @@ class NoModel(ValueError):
     """No model is set anywhere: the turn cannot start (there is no silent cloud default)."""
 
 
+UNASKED = "unasked"
+
+
 async def deny_all(_tool: str, _question: str) -> str:
-    """The answer when nobody can be asked."""
-    return "deny"
+    """The answer when nobody can be asked (forge-lsp run): not the user's "deny"."""
+    return UNASKED
 
 
 class BoundTools:
@@ -316,6 +319,8 @@ class WorkspaceRuntime:
         except Exception as exc:  # a client that cannot answer means no
             log.warning("could not ask the user (%s); denying", exc)
             return False
+        if answer == UNASKED:
+            raise NobodyToAsk(question)
         if answer == "always":
             self._allowed.add(question)
         return answer in ("allow", "always")

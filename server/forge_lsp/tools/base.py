@@ -175,8 +175,12 @@ Confirm = Callable[[str, str], Awaitable[bool]]
 """Asks the user (tool name, question); True means allowed."""
 
 
+class NobodyToAsk(Exception):
+    """A confirmation was needed and nobody can answer it (forge-lsp run, a client that cannot ask)."""
+
+
 async def _deny(_tool: str, _question: str) -> bool:
-    return False
+    raise NobodyToAsk("nobody can be asked")
 
 
 @dataclass

@@ -11,7 +11,7 @@ from typing import Any
 
 from forge_lsp.domain.config import ShellConfig
 from forge_lsp.tools import sandbox
-from forge_lsp.tools.base import ToolContext, ToolDefinition, ToolFailure, ToolOutput, obj, string
+from forge_lsp.tools.base import NobodyToAsk, ToolContext, ToolDefinition, ToolFailure, ToolOutput, obj, string
 from forge_lsp.tools.cmdline import Analysis, Unanalysable, analyse, rule_matches
 from forge_lsp.tools.process import run_process, shell_argv
 
@@ -109,7 +109,7 @@ async def check_rules(command: str, settings: ShellConfig, ctx: ToolContext) -> 
         question = (
             f"Allow the agent to run `{command}`? It cannot be checked against your [tools.shell] deny/confirm rules ({why})."
         )
-        if not await ctx.confirm("shell", question):
+        if not await _confirmed(ctx, question, "it cannot be checked against your [tools.shell] deny/confirm rules", command):
             raise ToolFailure(
                 f"command refused: it cannot be checked against [tools.shell] deny/confirm rules ({why}) and the user "
                 f"did not allow it; write it as plain commands: {command}"
@@ -117,9 +117,21 @@ async def check_rules(command: str, settings: ShellConfig, ctx: ToolContext) -> 
         return
     for pattern in settings.confirm:
         if rule_matches(command, analysis, pattern):
-            if not await ctx.confirm("shell", f"Allow the agent to run `{command}`? (matches confirm pattern {pattern!r})"):
+            question = f"Allow the agent to run `{command}`? (matches confirm pattern {pattern!r})"
+            if not await _confirmed(ctx, question, f"it matches [tools.shell] confirm pattern {pattern!r}", command):
                 raise ToolFailure(f"the user denied running this command (confirm pattern {pattern!r}): {command}")
             return
+
+
+async def _confirmed(ctx: ToolContext, question: str, why: str, command: str) -> bool:
+    """The user's answer; a clear failure when nobody can be asked (not "the user denied")."""
+    try:
+        return await ctx.confirm("shell", question)
+    except NobodyToAsk:
+        raise ToolFailure(
+            f"not run: {why}, so it needs the user's yes, and nobody can be asked here (forge-lsp run has no "
+            f"one to ask; run it from an editor, or change the rule in your config): {command}"
+        ) from None
 
 
 async def sandboxed(argv: list[str], cwd: Path, env: dict[str, str], ctx: ToolContext) -> tuple[list[str], dict[str, str]]:
