@@ -36,3 +36,28 @@ def test_run_with_an_unknown_conversation_is_one_line(workspace: Path) -> None:
     p = forge("run", "x", "-w", str(workspace), "-m", "scripted/echo", "--conversation", "nope")
     assert p.returncode == 1
     assert p.stderr.strip().startswith("forge-lsp: no conversation 'nope'") and "Traceback" not in p.stderr
+
+
+def test_conversations_kept_in_the_fallback_folder_are_listed_and_continued(workspace: Path, tmp_path: Path) -> None:
+    # .forge is a file, so the state goes to $XDG_STATE_HOME/forge-lsp/workspaces/<name>-<hash>/.
+    (workspace / ".forge").write_text("not a folder\n", encoding="utf-8")
+    assert "no conversations" in forge("conversations", "-w", str(workspace)).stdout
+    first = forge("run", "Fix the lexer", "-w", str(workspace), "-m", "scripted/echo")
+    assert first.returncode == 0, first.stderr
+    assert (workspace / ".forge").is_file()  # still the file: nothing was kept there
+    (only,) = json.loads(forge("conversations", "-w", str(workspace), "--json").stdout)
+    assert only["title"] == "Fix the lexer" and only["turns"] == 1
+    again = forge("run", "go on", "-w", str(workspace), "-m", "scripted/echo", "--conversation", only["id"])
+    assert again.returncode == 0, again.stderr
+    (after,) = json.loads(forge("conversations", "-w", str(workspace), "--json").stdout)
+    assert after["id"] == only["id"] and after["turns"] == 2
+
+
+def test_conversations_found_when_forge_is_a_symlink(workspace: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (workspace / ".forge").symlink_to(elsewhere)
+    assert forge("run", "Fix the lexer", "-w", str(workspace), "-m", "scripted/echo").returncode == 0
+    assert not any(elsewhere.iterdir())  # the symlink's target was not written
+    (only,) = json.loads(forge("conversations", "-w", str(workspace), "--json").stdout)
+    assert only["title"] == "Fix the lexer"

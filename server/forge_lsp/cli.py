@@ -134,9 +134,9 @@ def conversations_command(workspace: Path, as_json: bool, out: TextIO) -> int:
     import json
 
     from forge_lsp.runtime import WorkspaceRuntime
-    from forge_lsp.state import STATE_DIR, STATE_FILE
+    from forge_lsp.state import stored_state_file
 
-    if not (workspace / STATE_DIR / STATE_FILE).exists():  # nothing stored: listing creates no .forge/
+    if stored_state_file(workspace) is None:  # nothing stored, in .forge/ or the fallback: listing creates no .forge/
         say(out, "[]" if as_json else f"no conversations in {workspace.resolve()} yet")
         return 0
     runtime = WorkspaceRuntime(workspace)

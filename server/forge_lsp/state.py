@@ -693,3 +693,15 @@ def _summary_usage(summary: str | None) -> Usage:
         data = None
     usage = data.get("usage") if isinstance(data, dict) else None
     return Usage.from_dict(usage) if isinstance(usage, dict) else Usage()
+
+
+def stored_state_file(root: Path) -> Path | None:
+    """The workspace's existing state file, in .forge/ or in the user's fallback folder
+    (user_state_dir), or None when nothing is stored; it creates no folder."""
+    base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "forge-lsp" / "workspaces"
+    key = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]
+    for path in (root / STATE_DIR / STATE_FILE, base / f"{root.name or 'root'}-{key}" / STATE_FILE):
+        with contextlib.suppress(OSError):
+            if path.is_file():
+                return path
+    return None
