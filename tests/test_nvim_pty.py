@@ -207,6 +207,48 @@ def test_cancel_from_the_log_window(screen: Screen) -> None:
     screen.assert_clean()
 
 
+def _item_number(shown: str, title: str) -> str:
+    """The number vim.ui.select (inputlist) shows before the item with this title."""
+    for line in shown.splitlines():
+        head, sep, rest = line.strip().partition(": ")
+        if sep and head.isdigit() and rest.startswith(title + " "):
+            return head
+    raise AssertionError(f"no numbered item {title!r} on screen:\n{shown}")
+
+
+def test_conversations_pick_the_first_and_continue_it(screen: Screen) -> None:
+    """Two turns in two conversations, :ForgeConversations lists both, choosing the first continues it."""
+    screen.command("ForgeNew")
+    screen.wait_for("Forge: new conversation")
+    script(screen.ws, {"text": "alpha answer", "usage": {"prompt_tokens": 1200, "completion_tokens": 34}})
+    screen.command("ForgeRun alpha question")
+    screen.wait_for("Forge: turn completed (1 requests")
+    # The statusline carries the turn's usage (the scripted model has no price).
+    screen.wait_for("Forge: idle · 1.2k tokens cost unknown")
+    screen.command("ForgeNew")
+    screen.wait_for("Forge: new conversation")
+    script(screen.ws, {"text": "beta answer"})
+    screen.command("ForgeRun beta question")
+    screen.wait_for("Forge: turn completed (1 requests")
+    screen.command("ForgeConversations")
+    shown = screen.wait_for("Forge conversation (the next turn continues it)")
+    shown = screen.wait_for("beta question · 1 turns")
+    assert "alpha question · 1 turns" in shown, shown
+    screen.keys("-l", _item_number(shown, "alpha question"))
+    screen.keys("Enter")
+    screen.wait_for("Forge: conversation alpha question is open")
+    script(screen.ws, {"text": "gamma answer"})
+    screen.command("ForgeRun gamma question")
+    screen.wait_for("Forge: turn completed (1 requests")
+    screen.assert_clean()
+    # The turn went into the first conversation: it has two turns now, the second still one.
+    screen.command("ForgeConversations")
+    shown = screen.wait_for("alpha question · 2 turns")
+    assert "beta question · 1 turns" in shown, shown
+    screen.keys("Escape")
+    screen.command("echo ''")
+
+
 @pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
 def test_untrusted_workspace_trusted_with_forge_trust(tmp_path: Path, flavour: str, nvim: str | None) -> None:
     """A cloned workspace with a scripted model: the server asks once; "Not now", then :ForgeTrust."""
