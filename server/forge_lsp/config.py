@@ -3,8 +3,8 @@
 Every layer has the same schema (domain.config). Each unknown key or bad
 value is dropped alone and reported with its file and line; the rest of the
 layer applies. A file that does not parse keeps that layer's last good values.
-In an untrusted workspace the workspace file's keys that need trust are
-ignored (and reported); deny and confirm lists are merged across layers.
+In an untrusted workspace the workspace file's keys that need trust, and
+limits looser than the user's, are ignored (and reported); deny and confirm lists are merged across layers.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from forge_lsp.domain.config import (
     ForgeConfig,
     build,
     default_values,
+    limit_baseline,
+    looser_than,
     trust_reason,
     validate,
 )
@@ -247,12 +249,18 @@ class ConfigLoader:
             problems.append(ConfigProblem("editor", issue.key, issue.message))
         return good
 
-    def _untrusted(self, layer: dict[str, Any], problems: list[ConfigProblem]) -> dict[str, Any]:
-        """The workspace layer less what needs trust; each ignored key reported at its line."""
+    def _untrusted(self, layer: dict[str, Any], problems: list[ConfigProblem], baseline: Mapping[str, Any]) -> dict[str, Any]:
+        """The workspace layer less what needs trust; each ignored key reported at its line.
+
+        A limit applies only when it is no looser than the user's (baseline: default < user < editor).
+        """
         kept: dict[str, Any] = {}
         lines = self._lines.get("workspace")
         for key, value in layer.items():
             reason = trust_reason(key, value)
+            if reason is None and looser_than(key, value, limit_baseline(key, baseline)):
+                kept_value = limit_baseline(key, baseline)
+                reason = f"{value!r} would loosen your limit; {kept_value!r} is kept"
             if reason is None:
                 kept[key] = value
                 continue
@@ -281,7 +289,7 @@ class ConfigLoader:
             else:
                 self._last_good[name] = layer
             if name == "workspace" and not trusted:
-                layer = self._untrusted(layer, problems)
+                layer = self._untrusted(layer, problems, values)
             for key, value in layer.items():
                 if key in UNION_KEYS:
                     # A later layer adds rules, never removes one (a workspace's confirm = [] changes nothing).

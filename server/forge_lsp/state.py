@@ -275,10 +275,32 @@ def move_aside(path: Path, why: str) -> Path:
     return target
 
 
+OWN_OBJECTS = frozenset({*COLUMNS, "messages_by_conversation", "sqlite_sequence"})
+
+
+class RefusedState(DamagedState):
+    """A state database holding something we never create (a trigger, a view): it may run SQL on our writes."""
+
+
+def _foreign_objects(db: sqlite3.Connection) -> list[str]:
+    """Schema objects we never create; checked before anything is written, trusted workspace or not."""
+    rows = db.execute("SELECT type, name FROM sqlite_master").fetchall()
+    return [
+        f"{kind} {name}"
+        for kind, name in rows
+        if kind not in ("table", "index") or (name not in OWN_OBJECTS and not str(name).startswith("sqlite_autoindex_"))
+    ]
+
+
 def _open(path: Path | str) -> sqlite3.Connection:
-    """Open and check a state database; DamagedState when it is not one of ours."""
+    """Open and check a state database; DamagedState when it is not one of ours (RefusedState: foreign SQL)."""
     db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
     try:
+        if hasattr(db, "enable_load_extension"):
+            db.enable_load_extension(False)  # never load code named by a database
+        foreign = _foreign_objects(db)
+        if foreign:
+            raise RefusedState(f"it holds {', '.join(foreign[:5])}, which forge-lsp never creates")
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         check = db.execute("PRAGMA quick_check(1)").fetchone()
@@ -406,6 +428,13 @@ class StateStore:
                     )
                     break
             try:
+                return path, _open(path)
+            except RefusedState as exc:
+                moved = move_aside(path, "refused")
+                self._say(
+                    f"forge-lsp: the state file {path} was not used ({exc}); moved it to {moved}; "
+                    "this workspace starts a fresh conversation"
+                )
                 return path, _open(path)
             except DamagedState as exc:
                 moved = move_aside(path, "damaged")

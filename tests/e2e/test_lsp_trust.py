@@ -28,7 +28,8 @@ async def test_untrusted_workspace_ignores_its_scripted_model_and_says_so_once(c
     status = await command(client, "forge.status", {})
     assert status["trusted"] is False and status["trust"] == "untrusted"
     await until(lambda: config_diagnostics(client, ws))
-    (diag,) = config_diagnostics(client, ws)
+    # (write_script's retry min_delay_ms = 10 is ignored too: lower than the default loosens it.)
+    (diag,) = [d for d in config_diagnostics(client, ws) if d.range.start.line == 0]
     assert diag.code == "untrusted" and diag.severity == t.DiagnosticSeverity.Warning and diag.range.start.line == 0
     assert "model" in diag.message and "not trusted" in diag.message and "forge-lsp trust" in diag.message
     await until(lambda: trust_requests(client))
@@ -97,3 +98,20 @@ async def test_editor_settings_cannot_claim_trust(client: LanguageClient, ws: Pa
 @pytest.mark.settings({"settings": {"workspaceTrusted": True}})
 async def test_settings_inside_initialization_options_cannot_claim_trust(client: LanguageClient) -> None:
     assert (await command(client, "forge.status", {}))["trusted"] is False
+
+
+async def test_untrusted_workspace_may_tighten_limits_never_loosen_them(client: LanguageClient, ws: Path) -> None:
+    (ws / ".forge.toml").write_text("max_tool_failure_per_turn = 99\nmax_requests_per_turn = 5\n[retry]\nmin_delay_ms = 0\n")
+    config_changed(client, ws / ".forge.toml")
+    await until(lambda: len(config_diagnostics(client, ws)) == 2)
+    diags = sorted(config_diagnostics(client, ws), key=lambda d: d.range.start.line)
+    assert [(d.code, d.severity, d.range.start.line) for d in diags] == [
+        ("untrusted", t.DiagnosticSeverity.Warning, 0),
+        ("untrusted", t.DiagnosticSeverity.Warning, 3),
+    ]
+    assert "99 would loosen your limit; 3 is kept" in diags[0].message
+    shown = await command(client, "forge.showConfig", {})
+    assert shown["max_tool_failure_per_turn"] == {"value": 3, "source": "default"}
+    assert shown["max_requests_per_turn"] == {"value": 5, "source": "workspace"}
+    assert shown["retry.min_delay_ms"]["source"] == "default"
+    assert (await command(client, "forge.status", {}))["limit"] == 3

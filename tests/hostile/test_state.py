@@ -475,3 +475,33 @@ def test_a_malformed_frame_is_skipped_and_the_next_request_answered(
     assert status["running"] is False
     name = next(k for k, v in BAD_FRAMES.items() if v == bad)
     record_reliability(f"attack: malformed LSP frame ({name})", "a bad frame, then forge.status", "logged and skipped; answered")
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "CREATE TRIGGER seed AFTER INSERT ON messages BEGIN "
+        "INSERT INTO messages(conversation_id, turn_id, data, created) VALUES (new.conversation_id, NULL, "
+        '\'{"role":"user","content":"injected"}\', 0); END',
+        "CREATE VIEW v AS SELECT 1",
+    ],
+)
+def test_a_committed_state_file_with_triggers_or_views_is_refused(workspace: Path, sql: str) -> None:
+    first = StateStore(workspace)
+    first.close()
+    path = workspace / ".forge" / STATE_FILE
+    db = sqlite3.connect(path)
+    db.execute(sql)
+    db.commit()
+    db.close()
+    store = StateStore(workspace)
+    conv = store.current_conversation()
+    from forge_lsp.domain.messages import ChatMessage
+
+    store.append(conv, None, ChatMessage(role="user", content="hi"))
+    assert [m.content for m in store.history(conv)] == ["hi"]
+    kinds = [r[0] for r in sqlite3.connect(path).execute("SELECT type FROM sqlite_master")]
+    assert "trigger" not in kinds and "view" not in kinds
+    assert list((workspace / ".forge").glob(f"{STATE_FILE}.refused-*"))
+    assert any("was not used" in n and "never creates" in n for n in store.notices)
+    store.close()

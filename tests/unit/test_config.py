@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 
 from forge_lsp.config import ConfigLoader, key_line, snake_keys
+from forge_lsp.domain.config import ForgeConfig
+
+ForgeDefaults = ForgeConfig()
 
 
 def loader(root: Path, user: str | None = None) -> ConfigLoader:
@@ -61,26 +64,26 @@ def test_last_good_config_stays_in_force(workspace: Path) -> None:
     ld = loader(workspace)
     cfg = workspace / ".forge.toml"
     cfg.write_text("max_tool_failure_per_turn = 5\n")
-    assert ld.load().config.max_tool_failure_per_turn == 5
+    assert ld.load(trusted=True).config.max_tool_failure_per_turn == 5
     cfg.write_text("max_tool_failure_per_turn = -1\n")
-    eff = ld.load()
+    eff = ld.load(trusted=True)
     # A bad value is dropped alone (the default applies); the file still parses.
     assert eff.config.max_tool_failure_per_turn == 3
     assert eff.problems[0].line == 1 and "must be >= 0" in eff.problems[0].message
     cfg.write_text("max_tool_failure_per_turn = 5\n")
-    assert ld.load().config.max_tool_failure_per_turn == 5
+    assert ld.load(trusted=True).config.max_tool_failure_per_turn == 5
     cfg.write_text("max_tool_failure_per_turn = [\n")
-    eff = ld.load()
+    eff = ld.load(trusted=True)
     assert eff.config.max_tool_failure_per_turn == 5
     assert "invalid TOML" in eff.problems[0].message and eff.problems[0].line is not None
     cfg.write_text("max_tool_failure_per_turn = 2\n")
-    eff = ld.load()
+    eff = ld.load(trusted=True)
     assert (eff.config.max_tool_failure_per_turn, eff.problems) == (2, [])
 
 
 def test_api_key_in_workspace_file_is_refused(workspace: Path) -> None:
     (workspace / ".forge.toml").write_text('model = "openai/gpt-4o"\napi_key = "sk-secret"\n')
-    eff = loader(workspace).load()
+    eff = loader(workspace).load(trusted=True)
     (problem,) = eff.problems
     assert problem.key == "api_key" and problem.line == 2
     assert "environment" in problem.message
@@ -90,7 +93,7 @@ def test_api_key_in_workspace_file_is_refused(workspace: Path) -> None:
 def test_bad_editor_settings_reported(workspace: Path) -> None:
     ld = loader(workspace)
     ld.set_editor({"maxToolFailurePerTurn": "three"})
-    eff = ld.load()
+    eff = ld.load(trusted=True)
     assert eff.config.max_tool_failure_per_turn == 3
     assert eff.problems[0].layer == "editor"
 
@@ -113,7 +116,7 @@ def test_each_bad_key_is_dropped_alone_on_a_fresh_start(workspace: Path) -> None
     (workspace / ".forge.toml").write_text(
         'model = "ollama/qwen3"\nmax_tool_failure_per_turn = 4\ntypo_key = 1\n\n[retry]\nmax_attempts = "lots"\nmin_delay_ms = 5\n'
     )
-    eff = loader(workspace).load()
+    eff = loader(workspace).load(trusted=True)
     c = eff.config
     assert (c.model, c.max_tool_failure_per_turn, c.retry.min_delay_ms, c.retry.max_attempts) == ("ollama/qwen3", 4, 5, 8)
     assert sorted((p.key, p.line) for p in eff.problems) == [("retry.max_attempts", 6), ("typo_key", 3)]
@@ -205,3 +208,62 @@ def test_shell_sandbox_keys(workspace: Path) -> None:
     ld = loader(workspace, '[tools.shell]\nsandbox = "docker"\n')
     eff = ld.load()
     assert eff.config.shell.sandbox is None and "expected one of" in eff.problems[0].message
+
+
+# An untrusted workspace may tighten a limit, never loosen it (DESIGN "Trust": nothing may loosen the user's rules).
+UNTRUSTED_LIMITS = (
+    "max_tool_failure_per_turn = 50\n"  # 1: higher is looser (default 3)
+    "max_requests_per_turn = 2\n"  # 2: tighter, applies
+    "tool_timeout_secs = 100000\n"  # 3: looser than the user's 20
+    "temperature = 1.5\n"  # 4: loosens nothing, applies
+    "[retry]\n"
+    "min_delay_ms = 0\n"  # 6: lower is looser
+    "max_delay_secs = 600\n"  # 7: higher delay is stricter, applies
+    "[compact]\n"
+    "message_threshold = 0\n"  # 9: 0 = never compact: looser than 200
+    "turn_threshold = 5\n"  # 10: 0 (off) by default, so 5 is tighter
+    "[tools.shell]\n"
+    "max_failures = 9\n"  # 12: looser than the general limit 3
+    "timeout_secs = 10\n"  # 13: tighter than the user's tool_timeout_secs 20
+    "[tools.fetch]\n"
+    "max_failures = 1\n"  # 15: tighter
+)
+
+
+def test_untrusted_workspace_limits_only_tighten(workspace: Path) -> None:
+    (workspace / ".forge.toml").write_text(UNTRUSTED_LIMITS)
+    ld = loader(workspace, "tool_timeout_secs = 20\n")
+    eff = ld.load(trusted=False)
+    c = eff.config
+    assert (c.max_tool_failure_per_turn, c.max_requests_per_turn, c.tool_timeout_secs) == (3, 2, 20)
+    assert c.temperature == 1.5
+    assert (c.retry.min_delay_ms, c.retry.max_delay_secs) == (ForgeDefaults.retry.min_delay_ms, 600)
+    assert (c.compact.message_threshold, c.compact.turn_threshold) == (200, 5)
+    assert c.per_tool_limits() == {"fetch": 1}
+    assert c.shell_timeout() == 10
+    ignored = {(p.key, p.line) for p in eff.ignored}
+    assert ignored == {
+        ("max_tool_failure_per_turn", 1),
+        ("tool_timeout_secs", 3),
+        ("retry.min_delay_ms", 6),
+        ("compact.message_threshold", 9),
+        ("tools.shell.max_failures", 12),
+    }
+    by_key = {p.key: p.message for p in eff.ignored}
+    assert "50 would loosen your limit; 3 is kept" in by_key["max_tool_failure_per_turn"]
+    assert "20 is kept" in by_key["tool_timeout_secs"]
+    # Trusted, the same file applies whole.
+    c = ld.load(trusted=True).config
+    assert (c.max_tool_failure_per_turn, c.tool_timeout_secs, c.retry.min_delay_ms) == (50, 100000, 0)
+    assert c.compact.message_threshold == 0 and c.per_tool_limits() == {"shell": 9, "fetch": 1}
+
+
+def test_untrusted_limit_compares_with_the_editor_setting(workspace: Path) -> None:
+    ld = loader(workspace)
+    ld.set_editor({"maxRequestsPerTurn": 10})
+    (workspace / ".forge.toml").write_text("max_requests_per_turn = 20\n")
+    eff = ld.load(trusted=False)
+    assert eff.config.max_requests_per_turn == 10 and [p.key for p in eff.ignored] == ["max_requests_per_turn"]
+    (workspace / ".forge.toml").write_text("max_requests_per_turn = 10\n")
+    eff = ld.load(trusted=False)
+    assert eff.config.max_requests_per_turn == 10 and eff.ignored == []

@@ -352,6 +352,75 @@ def trust_reason(key: str, value: Any) -> str | None:
     return "this setting can run code or loosen your rules"
 
 
+# Which direction loosens a numeric limit an untrusted workspace may set. An untrusted value
+# applies only when it is no looser than what the user would otherwise have (user/editor
+# config, else the default); keys in neither set (temperature, compact windows) loosen nothing.
+LOOSER_WHEN_HIGHER = frozenset(
+    {
+        "max_tool_failure_per_turn",
+        "max_requests_per_turn",
+        "tool_timeout_secs",
+        "request_timeout_secs",
+        "max_tokens",
+        "max_read_lines",
+        "max_line_chars",
+        "max_file_size_bytes",
+        "max_search_lines",
+        "max_stdout_prefix_lines",
+        "max_stdout_suffix_lines",
+        "max_stdout_line_chars",
+        "max_fetch_chars",
+        "retry.max_attempts",
+        "compact.max_tokens",
+        "compact.token_threshold",
+        "compact.turn_threshold",
+        "compact.message_threshold",
+        "tools.shell.timeout_secs",
+    }
+)
+"""Keys where a bigger number allows more (requests, failures, time, bytes, tokens sent)."""
+LOOSER_WHEN_LOWER = frozenset({"retry.min_delay_ms", "retry.backoff_factor", "retry.max_delay_secs"})
+"""Keys where a smaller number allows more (retries hammer the provider sooner)."""
+ZERO_IS_OFF = frozenset({"compact.token_threshold", "compact.turn_threshold", "compact.message_threshold"})
+"""Thresholds where 0 means never: the loosest value of all."""
+
+
+def limit_direction(key: str) -> int:
+    """+1 when a higher value loosens the key, -1 when a lower one does, 0 when neither."""
+    if key in LOOSER_WHEN_HIGHER:
+        return 1
+    if key in LOOSER_WHEN_LOWER:
+        return -1
+    parts = key.split(".")
+    if len(parts) == 3 and parts[0] == "tools" and parts[2] == "max_failures":
+        return 1
+    return 0
+
+
+def limit_baseline(key: str, values: Mapping[str, Any]) -> Any:
+    """What the key is in effect before the workspace layer (a per-tool limit falls back to the general one)."""
+    value = values.get(key)
+    if value is not None:
+        return value
+    parts = key.split(".")
+    if len(parts) == 3 and parts[0] == "tools" and parts[2] == "max_failures":
+        return values.get("max_tool_failure_per_turn")
+    if key == "tools.shell.timeout_secs":
+        return values.get("tool_timeout_secs")
+    return None
+
+
+def looser_than(key: str, value: Any, baseline: Any) -> bool:
+    """Whether an untrusted workspace's value would loosen the user's baseline for this key."""
+    direction = limit_direction(key)
+    if direction == 0 or baseline is None or not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    if key in ZERO_IS_OFF:
+        inf = float("inf")
+        value, baseline = (value or inf), (baseline or inf)
+    return bool(value > baseline) if direction > 0 else bool(value < baseline)
+
+
 def build(values: Mapping[str, Any]) -> ForgeConfig:
     """A ForgeConfig from checked dotted values (missing keys keep defaults)."""
     top = {k: v for k, v in values.items() if "." not in k}
