@@ -109,7 +109,7 @@ async def check_rules(command: str, settings: ShellConfig, ctx: ToolContext) -> 
         question = (
             f"Allow the agent to run `{command}`? It cannot be checked against your [tools.shell] deny/confirm rules ({why})."
         )
-        if not await _confirmed(ctx, question, "it cannot be checked against your [tools.shell] deny/confirm rules", command):
+        if not await _confirmed(ctx, question, f"it cannot be checked against [tools.shell] deny/confirm rules ({why})", command):
             raise ToolFailure(
                 f"command refused: it cannot be checked against [tools.shell] deny/confirm rules ({why}) and the user "
                 f"did not allow it; write it as plain commands: {command}"
