@@ -254,3 +254,29 @@ async def test_rate_limit_is_retried_with_the_delay_capped(workspace: Path) -> N
     assert [r.delay_ms for r in of(events, "llmRetry")] == [8000, 10000, 30000, 60000]
     assert sleeps == [8.0, 10.0, 30.0, 60.0]
     assert all(r.cause.startswith("HTTP 429: rate limited") for r in of(events, "llmRetry"))
+
+
+async def test_streamed_reasoning_is_stored_bounded_and_sent_back(workspace: Path) -> None:
+    from forge_lsp.domain.messages import MAX_REPLY_CHARS
+    from forge_lsp.state import StateStore
+
+    (workspace / "a.txt").write_text("alpha\n")
+    long_thought = " ".join(["think"] * (MAX_REPLY_CHARS // 5 + 50))
+    behaviours = [
+        {"reasoning": "I should read a.txt first.", "tool": "read", "arguments": json.dumps({"file_path": "a.txt"})},
+        {"reasoning": long_thought, "text": "It says alpha."},
+    ]
+    with OpenAIStub(behaviours) as stub:
+        summary, _, _ = await run_turn(workspace, stub)
+    assert summary.status.value == "completed", summary
+    # The next request carries the tool-call message's reasoning back, as reasoning_content.
+    sent = [m for m in stub.requests[1]["body"]["messages"] if m["role"] == "assistant"]
+    assert sent[-1]["reasoning_content"].strip() == "I should read a.txt first."
+    store = StateStore(workspace)
+    try:
+        history = store.history(store.current_conversation())
+    finally:
+        store.close()
+    thoughts = [m.reasoning for m in history if m.role == "assistant"]
+    assert thoughts[0] is not None and thoughts[0].strip() == "I should read a.txt first."
+    assert thoughts[-1] is not None and len(thoughts[-1]) == MAX_REPLY_CHARS and thoughts[-1].startswith("think think")

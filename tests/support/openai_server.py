@@ -14,7 +14,8 @@ class OpenAIStub:
     """Serves /v1/chat/completions on 127.0.0.1; each request takes the next behaviour.
 
     Behaviours: {"text": str} | {"tool": name, "arguments": str} (either with "usage": {prompt_tokens,
-    completion_tokens, cached_tokens}: reported when the request asks, stream_options.include_usage) | {"status": int, "headers": {...},
+    completion_tokens, cached_tokens}: reported when the request asks, stream_options.include_usage;
+    either with "reasoning": str, streamed first as reasoning_content deltas) | {"status": int, "headers": {...},
     "body": {...}} | {"reset": True} | {"hang": seconds} | {"empty": True}. Past the end: text "done".
     """
 
@@ -114,6 +115,9 @@ class OpenAIStub:
         h.send_header("Connection", "close")
         h.end_headers()
         chunks = [self._chunk(model, {"role": "assistant", "content": ""})]
+        for word in b.get("reasoning", "").split(" ") if b.get("reasoning") else ():
+            # As DeepSeek and litellm-proxied reasoning models do: the thinking first, as reasoning_content.
+            chunks.append(self._chunk(model, {"reasoning_content": word + " "}))
         if "text" in b:
             for word in b["text"].split(" "):
                 chunks.append(self._chunk(model, {"content": word + " "}))

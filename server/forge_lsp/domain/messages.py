@@ -169,13 +169,17 @@ class AssistantReply:
     tool_calls: tuple[ToolCall, ...] = ()
     finish_reason: str | None = None
     usage: Usage = field(default_factory=Usage)
+    reasoning: str | None = None
+    """The model's reasoning (litellm's reasoning_content), at most MAX_REPLY_CHARS."""
 
     def to_message(self) -> ChatMessage:
         """The assistant message to append to the history."""
-        return ChatMessage(role="assistant", content=self.text or None, tool_calls=self.tool_calls)
+        return ChatMessage(role="assistant", content=self.text or None, tool_calls=self.tool_calls, reasoning=self.reasoning)
 
     def capped(self) -> AssistantReply:
         """This reply with its text cut at MAX_REPLY_CHARS, the cut marked."""
         if len(self.text) <= MAX_REPLY_CHARS:
             return self
-        return AssistantReply(self.text[:MAX_REPLY_CHARS] + REPLY_CUT_MARKER, self.tool_calls, self.finish_reason, self.usage)
+        return AssistantReply(
+            self.text[:MAX_REPLY_CHARS] + REPLY_CUT_MARKER, self.tool_calls, self.finish_reason, self.usage, self.reasoning
+        )

@@ -415,6 +415,8 @@ class LiteLLMModel:
         kwargs["max_retries"] = 0
         text: list[str] = []
         kept = 0
+        thought: list[str] = []
+        thought_kept = 0
         calls: dict[int, dict[str, str]] = {}
         finish: str | None = None
         usage: Usage | None = None
@@ -428,6 +430,10 @@ class LiteLLMModel:
                 choice = chunk.choices[0]
                 finish = choice.finish_reason or finish
                 delta = choice.delta
+                reasoning = getattr(delta, "reasoning_content", None)
+                if isinstance(reasoning, str) and reasoning and thought_kept < MAX_REPLY_CHARS:
+                    thought.append(reasoning[: MAX_REPLY_CHARS - thought_kept])
+                    thought_kept += len(thought[-1])
                 if delta.content:
                     # One past the cap is kept, so the orchestrator sees the reply was cut (and marks it).
                     if kept <= MAX_REPLY_CHARS:
@@ -465,7 +471,7 @@ class LiteLLMModel:
             usage = Usage(cost=None, requests=1)
         else:
             usage = Usage(usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens, self.cost(usage), 1)
-        return AssistantReply(reply, tool_calls, finish, usage)
+        return AssistantReply(reply, tool_calls, finish, usage, "".join(thought) or None)
 
     def cost(self, usage: Usage) -> float | None:
         """The request's cost from litellm's local cost map; None when the model is not priced there."""
