@@ -42,7 +42,11 @@ class FakeModel:
     requests: list[list[dict[str, Any]]] = field(default_factory=list)
 
     async def complete(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_text: Callable[[str], None]
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        on_text: Callable[[str], None],
+        on_reasoning: Callable[[str], None] | None = None,
     ) -> AssistantReply:
         self.requests.append(json.loads(json.dumps(messages)))
         item = self.replies.pop(0) if self.replies else answer("done")
@@ -51,6 +55,8 @@ class FakeModel:
             item = self.replies.pop(0) if self.replies else answer("done")
         if isinstance(item, ModelError):
             raise item
+        if item.reasoning and on_reasoning is not None:
+            on_reasoning(item.reasoning)
         if item.text:
             on_text(item.text)
         return item

@@ -51,6 +51,24 @@ def test_the_answer_is_printed_once(workspace: Path) -> None:
     assert p.stdout.count("Wrote it.") == 1, p.stdout
 
 
+def test_reasoning_is_one_thinking_line_before_its_reply(workspace: Path) -> None:
+    long = " ".join(["ponder"] * 100)
+    write_script(
+        workspace,
+        {"reasoning": "Read it first.", "text": "Reading.", "tool_calls": [{"name": "read", "arguments": {"file_path": "a"}}]},
+        {"reasoning": long, "text": "Done."},
+    )
+    (workspace / "a").write_text("x\n")
+    p = forge("run", "go", "--workspace", str(workspace))
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    first = lines.index("  thinking: Read it first.")
+    assert first < lines.index("  assistant: Reading.") < lines.index("  → read: a")
+    (cut,) = [line for line in lines if line.startswith("  thinking: ponder")]
+    assert cut.endswith("… (699 characters, whole in the transcript)") and len(cut) < 400, cut
+    assert lines.index(cut) < next(i for i, line in enumerate(lines) if "Done." in line)
+
+
 def test_a_command_that_needs_a_yes_says_nobody_could_be_asked(workspace: Path) -> None:
     write_script(workspace, {"tool_calls": [{"name": "shell", "arguments": {"command": "echo deployed"}}]}, {"text": "ok"})
     with (workspace / ".forge.toml").open("a") as f:

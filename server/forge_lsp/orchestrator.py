@@ -28,6 +28,7 @@ from forge_lsp.domain.events import (
     LlmRetry,
     MaxRequestPerTurnLimitReached,
     MaxToolFailurePerTurnLimitReached,
+    Reasoning,
     Retry,
     ToolCallFinished,
     ToolCallStarted,
@@ -81,6 +82,51 @@ def describe(call: ToolCall) -> str:
         if isinstance(value, str) and value.strip():
             return f"{call.name}: {value.strip().splitlines()[0][:80]}"
     return call.name
+
+
+class _Streamed:
+    """Streamed pieces (text or reasoning) on their way to the events, bounded at MAX_REPLY_CHARS.
+
+    A word still being streamed is held back until it ends (whitespace or punctuation after it):
+    a key streamed in two pieces then reaches every surface, and its redaction, whole. Past the
+    cap nothing more is shown: the marker ends the text, as it ends the stored reply.
+    """
+
+    def __init__(self, out: Callable[[str], None]) -> None:
+        self.out = out
+        self.held: list[str] = []
+        self.streamed = 0
+
+    def restart(self) -> None:
+        """A new attempt of the request: the count starts over."""
+        self.streamed = 0
+
+    def add(self, piece: str) -> None:
+        if self.streamed > MAX_REPLY_CHARS:
+            return
+        piece = piece[: MAX_REPLY_CHARS - self.streamed + 1]
+        self.streamed += len(piece)
+        if self.streamed > MAX_REPLY_CHARS:
+            self.held.append(piece[:-1])
+            self.held.append(REPLY_CUT_MARKER)
+            self.flush()
+            return
+        self.held.append(piece)
+        text = "".join(self.held)
+        cut = max(text.rfind(" "), text.rfind("\n"), text.rfind("\t")) + 1
+        if text.endswith(WORD_ENDS) or len(text) - cut >= HOLD_BACK_MAX:
+            cut = len(text)
+        if cut == 0:
+            return
+        self.held[:] = [text[cut:]] if cut < len(text) else []
+        self.out(text[:cut])
+
+    def flush(self) -> None:
+        """Send what is held (the request ended)."""
+        if self.held:
+            text = "".join(self.held)
+            self.held.clear()
+            self.out(text)
 
 
 @dataclass
@@ -271,50 +317,26 @@ class Orchestrator:
     async def _request(self, turn: _Turn, emit: Emit) -> AssistantReply:
         turn_id = turn.request.turn_id
 
-        held: list[str] = []
-        streamed = 0
+        text = _Streamed(lambda piece: emit(AssistantText(turn_id, piece)))
+        thought = _Streamed(lambda piece: emit(Reasoning(turn_id, piece)))
 
         def on_text(piece: str) -> None:
-            nonlocal streamed
-            # Past the cap nothing more is shown: the marker ends the text, as it ends the stored reply.
-            if streamed > MAX_REPLY_CHARS:
-                return
-            piece = piece[: MAX_REPLY_CHARS - streamed + 1]
-            streamed += len(piece)
-            if streamed > MAX_REPLY_CHARS:
-                held.append(piece[:-1])
-                held.append(REPLY_CUT_MARKER)
-                flush_text()
-                return
-            # A word still being streamed is held back until it ends (whitespace or punctuation after
-            # it): a key streamed in two pieces then reaches every surface, and its redaction, whole.
-            held.append(piece)
-            text = "".join(held)
-            cut = max(text.rfind(" "), text.rfind("\n"), text.rfind("\t")) + 1
-            if text.endswith(WORD_ENDS) or len(text) - cut >= HOLD_BACK_MAX:
-                cut = len(text)
-            if cut == 0:
-                return
-            held[:] = [text[cut:]] if cut < len(text) else []
-            emit(AssistantText(turn_id, text[:cut]))
-
-        def flush_text() -> None:
-            if held:
-                text = "".join(held)
-                held.clear()
-                emit(AssistantText(turn_id, text))
+            thought.flush()  # the reasoning's last word comes before the text
+            text.add(piece)
 
         def on_retry(attempt: int, delay_ms: int, exc: ModelError) -> None:
             emit(LlmRetry(turn_id, attempt, delay_ms, str(exc)))
 
         async def timed() -> AssistantReply:
-            nonlocal streamed
-            streamed = 0
+            text.restart()
+            thought.restart()
             started = time.perf_counter()
             try:
-                return (await self.model.complete(turn.wire, self.tools.schemas(), on_text)).capped()
+                reply = await self.model.complete(turn.wire, self.tools.schemas(), on_text, on_reasoning=thought.add)
+                return reply.capped()
             finally:
-                flush_text()
+                thought.flush()
+                text.flush()
                 turn.model_s += time.perf_counter() - started
 
         return await with_retry(timed, self.config.retry, on_retry, self.sleep)

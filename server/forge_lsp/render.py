@@ -41,7 +41,7 @@ def format_event(event: Mapping[str, Any]) -> str | None:
     kind = event.get("type")
     if kind == "turnStarted":
         return f"▶ turn {event['turnId']} started (model {event.get('model', '?')})\n  prompt: {event.get('prompt', '')}"
-    if kind == "assistantText":
+    if kind in ("assistantText", "reasoning"):
         return None
     if kind == "toolCallStarted":
         return f"  → {event.get('title') or event.get('tool')}"
@@ -86,16 +86,37 @@ def format_event(event: Mapping[str, Any]) -> str | None:
     return None
 
 
+REASONING_SHOWN = 300
+"""How much of a reply's reasoning a log line shows (the transcript has it whole)."""
+
+
+def reasoning_line(text: str) -> str | None:
+    """A reply's reasoning as one line: its start, and how long it is when cut."""
+    flat = " ".join(text.split())
+    if not flat:
+        return None
+    if len(flat) <= REASONING_SHOWN:
+        return f"  thinking: {flat}"
+    return f"  thinking: {flat[:REASONING_SHOWN]}… ({len(text)} characters, whole in the transcript)"
+
+
 class EventPrinter:
-    """Prints events to a stream; streamed assistant text is gathered into one line."""
+    """Prints events to a stream; streamed assistant text (and reasoning) is gathered into one line."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self._text: list[str] = []
+        self._thought: list[str] = []
         self.last_text = ""
         """The last assistant text printed (the CLI does not print the turn's answer a second time)."""
 
     def __call__(self, event: Mapping[str, Any]) -> None:
+        if event.get("type") == "reasoning":
+            if self._text:  # the text of an earlier request comes first (no reasoning is gathered then)
+                self.flush_text()
+            self._thought.append(str(event.get("text", "")))
+            return
+        self.flush_thought()
         if event.get("type") == "assistantText":
             self._text.append(str(event.get("text", "")))
             return
@@ -105,8 +126,16 @@ class EventPrinter:
         self.flush_text()
         say(self.out, line)
 
+    def flush_thought(self) -> None:
+        """Print gathered reasoning, if any, as one line."""
+        line = reasoning_line("".join(self._thought))
+        self._thought.clear()
+        if line is not None:
+            say(self.out, line)
+
     def flush_text(self) -> None:
-        """Print gathered assistant text, if any."""
+        """Print gathered reasoning, then assistant text, if any."""
+        self.flush_thought()
         if self._text:
             text = "".join(self._text).strip()
             self._text.clear()

@@ -16,6 +16,7 @@ from forge_lsp.domain.events import (
     Event,
     Interrupt,
     LlmRetry,
+    Reasoning,
     Retry,
     ToolCallFinished,
     ToolCallStarted,
@@ -72,7 +73,8 @@ class TranscriptWriter:
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         self._fh: IO[str] | None = open(fd, "w", encoding="utf-8")  # noqa: SIM115 - closed on turnFinished
         self._lines = 0
-        self._in_text = False
+        self._section: str | None = None
+        """The streamed section being written ("Assistant" or "Reasoning"), if any."""
         self._secrets = secret_values()
         self.call_lines: dict[str, int] = {}
         """call id -> 0-based line of its heading."""
@@ -93,20 +95,20 @@ class TranscriptWriter:
 
     def handle(self, event: Event) -> None:
         """Add one event to the transcript."""
-        if isinstance(event, AssistantText):
+        if isinstance(event, AssistantText | Reasoning):
             if self._fh is None:
                 return
-            if not self._in_text:
-                self._write("## Assistant\n")
-                self._in_text = True
+            section = "Assistant" if isinstance(event, AssistantText) else "Reasoning"
+            if self._section != section:
+                self._end_section()
+                self._write(f"## {section}\n")
+                self._section = section
             piece = redact(event.text, self._secrets)
             self._fh.write(piece)
             self._fh.flush()
             self._lines += piece.count("\n")
             return
-        if self._in_text:
-            self._in_text = False
-            self._write("\n")
+        self._end_section()
         if isinstance(event, TurnStarted):
             stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime())
             self._write(
@@ -148,6 +150,11 @@ class TranscriptWriter:
                     f"failures: {summary.failures}{extra}\n\nusage: {format_usage(summary.usage.to_dict())}\n"
                 )
             self.close()
+
+    def _end_section(self) -> None:
+        if self._section is not None:
+            self._section = None
+            self._write("\n")
 
     def close(self) -> None:
         """Close the file (idempotent)."""

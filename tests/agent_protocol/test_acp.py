@@ -165,7 +165,8 @@ async def test_cancel_stops_the_turn_and_kills_the_shell(workspace: Path) -> Non
 
 
 async def test_session_load_after_a_restart_replays_history(workspace: Path) -> None:
-    workspace_with(workspace, shell("echo first-result"), {"text": "first done"}, {"text": "second done"})
+    thinking = {"text": "first done", "reasoning": "the echo worked, so I am done"}
+    workspace_with(workspace, shell("echo first-result"), thinking, {"text": "second done"})
     first = Recorder()
     ctx, conn, proc, _ = await start(first)
     try:
@@ -183,8 +184,13 @@ async def test_session_load_after_a_restart_replays_history(workspace: Path) -> 
         result = await conn.prompt(session_id=session.session_id, prompt=[text_block("second prompt")])
     finally:
         await ctx.__aexit__(None, None, None)
+    # The reasoning is the client's thought chunks, live and replayed, before the reply's text.
+    assert "".join(u.content.text for u in first.of("agent_thought_chunk")) == "the echo worked, so I am done"
     kinds = [u.session_update for u in replayed]
     assert kinds[0] == "user_message_chunk" and replayed[0].content.text == "first prompt"
+    thought = kinds.index("agent_thought_chunk")
+    assert replayed[thought].content.text == "the echo worked, so I am done"
+    assert "first done" in replayed[thought + 1].content.text
     assert "tool_call" in kinds and "tool_call_update" in kinds
     assert any(u.session_update == "agent_message_chunk" and "first done" in u.content.text for u in replayed)
     assert result.stop_reason == "end_turn" and "second done" in second.text()

@@ -140,3 +140,31 @@ async def test_conversations_listed_opened_and_deleted(client: LanguageClient, w
     deleted = await command(client, "forge.deleteConversation", {"id": second["conversationId"]})
     assert deleted == {"deleted": True, "conversationId": second["conversationId"]}
     assert [c["id"] for c in await command(client, "forge.listConversations", {})] == [first["conversationId"]]
+
+
+async def test_reasoning_is_streamed_logged_and_in_the_transcript(client: LanguageClient, ws: Path) -> None:
+    from test_lsp import until
+
+    (ws / "a.txt").write_text("hello\n")
+    write_script(
+        ws,
+        {
+            "reasoning": "The user wants a.txt, so I read it.",
+            "text": "Reading.",
+            "tool_calls": [{"name": "read", "arguments": {"file_path": "a.txt"}}],
+        },
+        {"reasoning": "It holds hello.", "text": "It says hello."},
+    )
+    result = await command(client, "forge.run", {"prompt": "what is in a.txt?"})
+    assert result["status"] == "completed"
+    kinds = [e.type for e in client.forge_events if e.type in ("reasoning", "assistantText")]  # type: ignore[attr-defined]
+    # Each reply's reasoning comes whole, and before its text.
+    assert "".join(e.text for e in events(client, "reasoning")) == "The user wants a.txt, so I read it.It holds hello."
+    assert kinds.index("assistantText") > kinds.index("reasoning") and kinds[-1] == "assistantText"
+    transcript = (ws / ".forge" / "transcripts" / f"{result['turnId']}.md").read_text()
+    assert transcript.index("## Reasoning\nThe user wants a.txt, so I read it.") < transcript.index("## Assistant\nReading.")
+    assert transcript.index("### Tool call: read: a.txt") < transcript.index("## Reasoning\nIt holds hello.")
+    await until(lambda: any(m.message.startswith("■ turn completed") for m in client.log_messages))
+    lines = [m.message for m in client.log_messages]
+    first = lines.index("  thinking: The user wants a.txt, so I read it.")
+    assert first < lines.index("  assistant: Reading.") < lines.index("  thinking: It holds hello.")

@@ -280,3 +280,30 @@ async def test_streamed_reasoning_is_stored_bounded_and_sent_back(workspace: Pat
     thoughts = [m.reasoning for m in history if m.role == "assistant"]
     assert thoughts[0] is not None and thoughts[0].strip() == "I should read a.txt first."
     assert thoughts[-1] is not None and len(thoughts[-1]) == MAX_REPLY_CHARS and thoughts[-1].startswith("think think")
+
+
+async def test_compaction_keeps_the_last_reasoning_it_summarizes(workspace: Path) -> None:
+    from forge_lsp.state import StateStore
+
+    (workspace / "big.txt").write_text("a line of the file\n" * 200)
+    read = {"tool": "read", "arguments": json.dumps({"file_path": "big.txt"})}
+    # Six reads that think aloud, six that do not, then the answer.
+    behaviours = [{**read, "reasoning": f"thought {i}"} for i in range(6)] + [dict(read) for _ in range(6)]
+    behaviours.append({"text": "finished"})
+    with OpenAIStub(behaviours) as stub:
+        summary, events, _ = await run_turn(
+            workspace, stub, "[compact]\nmessage_threshold = 12\nretention_window = 4\ntoken_threshold = 0\n"
+        )
+    assert summary.status.value == "completed", summary
+    assert of(events, "compacted"), "no compaction happened"
+    last = stub.requests[-1]["body"]["messages"]
+    sent_thoughts = [m.get("reasoning_content") for m in last if m["role"] == "assistant" and m.get("reasoning_content")]
+    # Every thinking read was summarized; its last reasoning rides on the first assistant message kept.
+    assert [t.strip() for t in sent_thoughts] == ["thought 5"], sent_thoughts
+    assert not any("thought 4" in json.dumps(m) for m in last)
+    store = StateStore(workspace)
+    try:
+        history = store.history(store.current_conversation())
+    finally:
+        store.close()
+    assert [m.reasoning.strip() for m in history if m.reasoning] == [f"thought {i}" for i in range(6)]

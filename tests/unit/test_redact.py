@@ -122,7 +122,7 @@ class StreamingModel:
     def __init__(self, pieces: list[str]) -> None:
         self.pieces = pieces
 
-    async def complete(self, messages: Any, tools: Any, on_text: Any) -> AssistantReply:
+    async def complete(self, messages: Any, tools: Any, on_text: Any, on_reasoning: Any = None) -> AssistantReply:
         for piece in self.pieces:
             on_text(piece)
         return answer("".join(self.pieces))

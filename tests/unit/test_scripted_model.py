@@ -30,6 +30,23 @@ async def test_text_and_tool_calls_stream_through_litellm(workspace: Path) -> No
     assert reply.finish_reason == "tool_calls"
 
 
+async def test_reasoning_streams_first_and_stays_on_the_reply(workspace: Path) -> None:
+    model = script(workspace, {"reasoning": "I think a lot.", "text": "Short answer."})
+    llm = LiteLLMModel(ForgeConfig(model=model), workspace)
+    order: list[tuple[str, str]] = []
+    reply = await llm.complete(
+        [{"role": "user", "content": "hi"}],
+        [],
+        lambda p: order.append(("text", p)),
+        on_reasoning=lambda p: order.append(("reasoning", p)),
+    )
+    assert reply.reasoning == "I think a lot." and reply.text == "Short answer."
+    assert "".join(p for k, p in order if k == "reasoning") == "I think a lot."
+    kinds = [k for k, _ in order]
+    assert kinds == ["reasoning"] * kinds.count("reasoning") + ["text"] * kinds.count("text")  # the reasoning first
+    assert reply.to_message().to_dict()["reasoning_content"] == "I think a lot."
+
+
 async def test_past_the_end_answers_done(workspace: Path) -> None:
     llm = LiteLLMModel(ForgeConfig(model=script(workspace, {"text": "one"})), workspace)
     assert (await llm.complete([{"role": "user", "content": "x"}], [], lambda _: None)).text == "one"

@@ -21,7 +21,11 @@ class ChunkedModel(FakeModel):
     size: int = 1000
 
     async def complete(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_text: Callable[[str], None]
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        on_text: Callable[[str], None],
+        on_reasoning: Callable[[str], None] | None = None,
     ) -> AssistantReply:
         item = self.replies.pop(0)
         assert isinstance(item, AssistantReply)

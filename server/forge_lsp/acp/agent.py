@@ -31,6 +31,7 @@ from acp import (
     text_block,
     tool_content,
     update_agent_message_text,
+    update_agent_thought_text,
     update_plan,
     update_tool_call,
     update_user_message_text,
@@ -53,6 +54,7 @@ from forge_lsp.domain.events import (
     Interrupt,
     LlmRetry,
     MaxRequestPerTurnLimitReached,
+    Reasoning,
     Retry,
     ToolCallFinished,
     ToolCallStarted,
@@ -262,6 +264,8 @@ class ForgeAgent:
             if message.role == "user" and message.content:
                 await self.update(session_id, update_user_message_text(redact(message.content)))
             elif message.role == "assistant":
+                if message.reasoning:
+                    await self.update(session_id, update_agent_thought_text(redact(message.reasoning)))
                 if message.content:
                     await self.update(session_id, update_agent_message_text(redact(message.content)))
                 for call in message.tool_calls:
@@ -367,6 +371,8 @@ class ForgeAgent:
         sid = session.id
         if isinstance(event, AssistantText):
             await self.update(sid, update_agent_message_text(redact(event.text)))
+        elif isinstance(event, Reasoning):
+            await self.update(sid, update_agent_thought_text(redact(event.text)))
         elif isinstance(event, ToolCallStarted):
             session.current_call = event.call_id
             await self.update(

@@ -167,6 +167,17 @@ class AssistantText(Event):
 
 
 @dataclass(frozen=True)
+class Reasoning(Event):
+    """A piece of the model's streamed reasoning (a reasoning model's reasoning_content)."""
+
+    text: str = ""
+    type: ClassVar[str] = "reasoning"
+
+    def payload(self) -> dict[str, Any]:
+        return {"text": self.text}
+
+
+@dataclass(frozen=True)
 class ToolCallStarted(Event):
     """A tool call is about to run."""
 

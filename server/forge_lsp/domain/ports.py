@@ -13,8 +13,14 @@ class ModelPort(Protocol):
     """One chat completion per call; raises domain.retry.ModelError on failure."""
 
     async def complete(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_text: Callable[[str], None]
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        on_text: Callable[[str], None],
+        on_reasoning: Callable[[str], None] | None = None,
     ) -> AssistantReply: ...
+
+    """on_text gets the streamed text, on_reasoning the streamed reasoning (reasoning_content)."""
 
 
 class ToolPort(Protocol):

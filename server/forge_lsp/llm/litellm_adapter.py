@@ -392,9 +392,13 @@ class LiteLLMModel:
         self.model = resolve_model(chosen, root)
 
     async def complete(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], on_text: Callable[[str], None]
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        on_text: Callable[[str], None],
+        on_reasoning: Callable[[str], None] | None = None,
     ) -> AssistantReply:
-        """Send one request; stream text through on_text; ModelError on failure."""
+        """Send one request; stream text through on_text (and reasoning through on_reasoning); ModelError on failure."""
         # The first import takes seconds: do it off the event loop, which keeps serving meanwhile.
         global _requested
         _requested = True
@@ -434,6 +438,8 @@ class LiteLLMModel:
                 if isinstance(reasoning, str) and reasoning and thought_kept < MAX_REPLY_CHARS:
                     thought.append(reasoning[: MAX_REPLY_CHARS - thought_kept])
                     thought_kept += len(thought[-1])
+                    if on_reasoning is not None:
+                        on_reasoning(thought[-1])
                 if delta.content:
                     # One past the cap is kept, so the orchestrator sees the reply was cut (and marks it).
                     if kept <= MAX_REPLY_CHARS:

@@ -3,7 +3,8 @@
 model = "scripted/<path-or-builtin>". Each model request consumes the next
 entry of {"responses": [...]}: {"text"}, {"tool_calls": [{"name",
 "arguments"}]} (both may be given), or {"error": {"status", "message"?,
-"retry_after"?}}; "delay_ms" on any entry delays it. A request past the end
+"retry_after"?}}; "reasoning" on a reply entry is streamed first, as the
+model's reasoning_content; "delay_ms" on any entry delays it. A request past the end
 answers with text "done". The position is kept per script for the process and
 starts over when the script file changes.
 """
@@ -140,14 +141,29 @@ def _usage(entry: dict[str, Any], messages: Any, completion: int) -> dict[str, i
     return out
 
 
-def _chunks(entry: dict[str, Any], messages: Any = None) -> Iterator[dict[str, Any]]:
-    text = str(entry.get("text") or "")
-    calls = _tool_calls(entry)
+def _words(text: str) -> Iterator[str]:
     words = text.split(" ")
     for i, word in enumerate(words):
         piece = word if i == len(words) - 1 else word + " "
         if piece:
-            yield {"text": piece, "tool_use": None, "is_finished": False, "finish_reason": "", "usage": None, "index": 0}
+            yield piece
+
+
+def _reasoning_chunk(piece: str) -> Any:
+    """A stream chunk carrying reasoning: litellm's generic chunk has no field for it, so this one
+    is a ModelResponseStream (which litellm passes through for a custom provider)."""
+    from litellm.types.utils import Delta, ModelResponseStream, StreamingChoices
+
+    return ModelResponseStream(choices=[StreamingChoices(index=0, delta=Delta(reasoning_content=piece))])
+
+
+def _chunks(entry: dict[str, Any], messages: Any = None) -> Iterator[Any]:
+    text = str(entry.get("text") or "")
+    calls = _tool_calls(entry)
+    for piece in _words(str(entry.get("reasoning") or "")):
+        yield _reasoning_chunk(piece)
+    for piece in _words(text):
+        yield {"text": piece, "tool_use": None, "is_finished": False, "finish_reason": "", "usage": None, "index": 0}
     for call in calls:
         yield {
             "text": "",
@@ -167,7 +183,7 @@ def _chunks(entry: dict[str, Any], messages: Any = None) -> Iterator[dict[str, A
         "tool_use": None,
         "is_finished": True,
         "finish_reason": "tool_calls" if calls else "stop",
-        "usage": _usage(entry, messages, max(1, len(words))),
+        "usage": _usage(entry, messages, max(1, len(text.split(" ")))),
         "index": 0,
     }
 
@@ -180,7 +196,12 @@ def _response(entry: dict[str, Any], model: str, messages: Any = None) -> Any:
         ChatCompletionMessageToolCall(id=c["id"], type="function", function=Function(name=c["name"], arguments=c["arguments"]))
         for c in _tool_calls(entry)
     ]
-    message = Message(role="assistant", content=entry.get("text") or None, tool_calls=calls or None)
+    message = Message(
+        role="assistant",
+        content=entry.get("text") or None,
+        tool_calls=calls or None,
+        reasoning_content=entry.get("reasoning") or None,
+    )
     return ModelResponse(
         model=model,
         choices=[Choices(index=0, finish_reason="tool_calls" if calls else "stop", message=message)],

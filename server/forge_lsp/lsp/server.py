@@ -32,7 +32,7 @@ from forge_lsp.lsp.coalesce import TextCoalescer
 from forge_lsp.lsp.diagnostics import DiagnosticStore
 from forge_lsp.lsp.protocol import ForgeProtocol, request_id, work_done_token
 from forge_lsp.redact import redact, redact_data
-from forge_lsp.render import format_event
+from forge_lsp.render import format_event, reasoning_line
 
 if TYPE_CHECKING:
     from forge_lsp.config import ConfigProblem
@@ -140,8 +140,9 @@ class ForgeLanguageServer(LanguageServer):
         self.events = TextCoalescer(lambda payload: self.protocol.notify(EVENT_NOTIFICATION, payload))
         """forge/event out, streamed assistantText merged to ~20 a second."""
         self.progress_tokens: dict[str | int, Path] = {}
-        # Streamed assistant text per turn, logged as one line when the message is complete.
-        self.assistant_text: dict[str, list[str]] = {}
+        # Streamed assistant text (or reasoning) per turn: its event type and pieces, logged as
+        # one line when the message is complete.
+        self.assistant_text: dict[str, tuple[str, list[str]]] = {}
         self.configured = asyncio.Event()
         assert isinstance(self.protocol, ForgeProtocol)
         self.protocol.on_cancel_request = self.cancel_turn_request
@@ -483,16 +484,26 @@ class ForgeLanguageServer(LanguageServer):
             )
 
     def log_event(self, payload: dict[str, Any]) -> None:
-        """One window/logMessage per event; streamed text as one line per complete assistant message."""
+        """One window/logMessage per event; streamed text (and reasoning) as one line per complete message."""
         turn_id = str(payload.get("turnId", ""))
-        if payload.get("type") == "assistantText":
-            self.assistant_text.setdefault(turn_id, []).append(str(payload.get("text", "")))
+        kind = str(payload.get("type", ""))
+        if kind in ("assistantText", "reasoning"):
+            streaming = self.assistant_text.get(turn_id)
+            if streaming is not None and streaming[0] != kind:
+                self.log_streamed(turn_id)
+            self.assistant_text.setdefault(turn_id, (kind, []))[1].append(str(payload.get("text", "")))
             return
         # Any other event of the turn ends the message being streamed.
-        text = "".join(self.assistant_text.pop(turn_id, [])).strip()
-        if text:
-            self.log(f"  assistant: {text}")
+        self.log_streamed(turn_id)
         line = format_event(payload)
+        if line is not None:
+            self.log(line)
+
+    def log_streamed(self, turn_id: str) -> None:
+        """Log the turn's streamed text or reasoning gathered so far, as one line."""
+        kind, pieces = self.assistant_text.pop(turn_id, ("", []))
+        text = "".join(pieces)
+        line = reasoning_line(text) if kind == "reasoning" else f"  assistant: {text.strip()}" if text.strip() else None
         if line is not None:
             self.log(line)
 
