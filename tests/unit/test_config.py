@@ -60,6 +60,23 @@ def test_unknown_key_and_bad_value_reported_with_line(workspace: Path) -> None:
     assert all(p.path == workspace / ".forge.toml" for p in eff.problems)
 
 
+def test_a_typo_is_told_the_key_it_is_closest_to(workspace: Path) -> None:
+    (workspace / ".forge.toml").write_text(
+        "max_tool_failure = 2\nmax_request_per_turn = 9\n[compact]\nmessage_treshold = 3\nfoo = 1\n"
+        "[tools.shell]\ndeni = ['x']\n[tools.read]\nmax_failure = 1\n"
+    )
+    eff = loader(workspace).load(trusted=True)
+    assert sorted((p.key, p.message) for p in eff.problems) == [
+        ("compact.foo", "unknown key"),
+        ("compact.message_treshold", "unknown key (did you mean compact.message_threshold?)"),
+        ("max_request_per_turn", "unknown key (did you mean max_requests_per_turn?)"),
+        ("max_tool_failure", "unknown key (did you mean max_tool_failure_per_turn?)"),
+        ("tools.read.max_failure", "unknown key (did you mean tools.read.max_failures?)"),
+        ("tools.shell.deni", "unknown key (did you mean tools.shell.deny?)"),
+    ]
+    assert eff.config.max_tool_failure_per_turn == 3  # nothing was guessed: the default applies
+
+
 def test_last_good_config_stays_in_force(workspace: Path) -> None:
     ld = loader(workspace)
     cfg = workspace / ".forge.toml"

@@ -6,6 +6,7 @@ checked here, purely; reading files and finding line numbers is config.py's.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -288,6 +289,21 @@ def check_key(key: str, value: Any) -> Any:
     raise KeyError(key)
 
 
+SUGGESTED_KEYS = 20
+"""A layer's first unknown keys are told the known key they are closest to (a file of
+thousands of bad keys is not worth a search each)."""
+
+
+def unknown_key(key: str) -> str:
+    """The problem of a key no schema has, with the known key it is closest to (a typo's fix)."""
+    parts = key.split(".")
+    known = list(TOP_KEYS) + [f"tools.shell.{k}" for k in SHELL_KEYS]
+    if len(parts) == 3 and parts[0] == "tools":
+        known += [f"tools.{parts[1]}.{k}" for k in TOOL_KEYS]
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
+    return f"unknown key (did you mean {close[0]}?)" if close else "unknown key"
+
+
 def validate(table: Mapping[str, Any]) -> tuple[dict[str, Any], list[ConfigIssue]]:
     """Check one layer key by key: its good values (dotted keys) and one issue per bad key.
 
@@ -295,12 +311,18 @@ def validate(table: Mapping[str, Any]) -> tuple[dict[str, Any], list[ConfigIssue
     """
     good: dict[str, Any] = {}
     issues: list[ConfigIssue] = []
+    suggested = 0
     for key, value in flatten(table).items():
         try:
             good[key] = check_key(key, value)
         except KeyError:
             deep = key.count(".") >= MAX_DEPTH - 1 and isinstance(value, Mapping)
-            issues.append(ConfigIssue(key, f"tables nested more than {MAX_DEPTH} deep" if deep else "unknown key"))
+            if deep:
+                problem = f"tables nested more than {MAX_DEPTH} deep"
+            else:
+                suggested += 1
+                problem = unknown_key(key) if suggested <= SUGGESTED_KEYS else "unknown key"
+            issues.append(ConfigIssue(key, problem))
         except ValueError as exc:
             issues.append(ConfigIssue(key, str(exc)))
     return good, issues

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
@@ -685,41 +685,35 @@ def create_server() -> ForgeLanguageServer:
         arg = object_argument(args, "forge.listConversations")
         return redact_data(ls.runtime_for(arg.get("uri")).list_conversations())  # type: ignore[no-any-return]
 
-    def conversation_id(arg: dict[str, Any], name: str) -> str:
+    async def on_conversation(
+        ls: ForgeLanguageServer, args: tuple[Any, ...], name: str, act: Callable[[WorkspaceRuntime, str], dict[str, Any]]
+    ) -> dict[str, Any]:
+        """forge.openConversation / forge.deleteConversation {id}: the runtime's open_conversation or
+        delete_conversation; an unknown id is invalid params, a running turn refuses."""
+        from forge_lsp.runtime import TurnInProgress
+
+        await ls.wait_configured()
+        arg = object_argument(args, name)
         cid = arg.get("id")
         if not isinstance(cid, str) or not cid.strip():
             raise JsonRpcInvalidParams(f"{name} needs {{id: string}}: a conversation id from forge.listConversations")
-        return cid
+        runtime = ls.runtime_for(arg.get("uri"))
+        try:
+            return redact_data(act(runtime, cid))  # type: ignore[no-any-return]
+        except KeyError:
+            raise JsonRpcInvalidParams(f"{name}: no conversation {cid!r} (see forge.listConversations)") from None
+        except TurnInProgress as exc:
+            raise TurnRefused(str(exc)) from None
 
     @server.command("forge.openConversation")
     async def forge_open_conversation(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
         """Make a stored conversation the current one: the next forge.run continues it."""
-        await ls.wait_configured()
-        arg = object_argument(args, "forge.openConversation")
-        cid = conversation_id(arg, "forge.openConversation")
-        from forge_lsp.runtime import TurnInProgress
-
-        try:
-            return redact_data(ls.runtime_for(arg.get("uri")).open_conversation(cid))  # type: ignore[no-any-return]
-        except KeyError:
-            raise JsonRpcInvalidParams(f"forge.openConversation: no conversation {cid!r} (see forge.listConversations)") from None
-        except TurnInProgress as exc:
-            raise TurnRefused(str(exc)) from None
+        return await on_conversation(ls, args, "forge.openConversation", lambda r, cid: r.open_conversation(cid))
 
     @server.command("forge.deleteConversation")
     async def forge_delete_conversation(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
         """Delete a stored conversation; refused while a turn runs."""
-        await ls.wait_configured()
-        arg = object_argument(args, "forge.deleteConversation")
-        cid = conversation_id(arg, "forge.deleteConversation")
-        from forge_lsp.runtime import TurnInProgress
-
-        try:
-            return ls.runtime_for(arg.get("uri")).delete_conversation(cid)
-        except KeyError:
-            raise JsonRpcInvalidParams(f"forge.deleteConversation: no conversation {cid!r}") from None
-        except TurnInProgress as exc:
-            raise TurnRefused(str(exc)) from None
+        return await on_conversation(ls, args, "forge.deleteConversation", lambda r, cid: r.delete_conversation(cid))
 
     return server
 
