@@ -172,6 +172,18 @@ export class RealVSCode {
     }
   }
 
+  /** The Forge output channel as VS Code has written it so far (the client's log and Show Config). */
+  forgeLog() {
+    const logs = path.join(this.userData, "logs");
+    if (!fs.existsSync(logs)) return "";
+    return fs
+      .readdirSync(logs, { recursive: true })
+      .map(String)
+      .filter((e) => e.includes("output_logging_") && path.basename(e).endsWith("Forge.log"))
+      .map((e) => fs.readFileSync(path.join(logs, e), "utf8"))
+      .join("\n");
+  }
+
   /** A screenshot of the current step, kept under artifacts/<session>/NN-<label>.png. */
   async shot(label) {
     this.step += 1;

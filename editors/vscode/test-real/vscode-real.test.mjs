@@ -174,6 +174,111 @@ describe("real VS Code (code-server 1.139, Chromium)", { skip, timeout: 600_000 
     });
   });
 
+  describe("conversations and usage (issue 12): Forge: Open Conversation, the status bar's tokens", () => {
+    let vs;
+    let tmp;
+    before(async () => {
+      tmp = fs.mkdtempSync(path.join(os.tmpdir(), "forge-vscode-real-conv-"));
+      const ws = path.join(tmp, "project");
+      fs.mkdirSync(ws);
+      const script = path.join(tmp, "script.json");
+      const usage = (p, c) => ({ usage: { prompt_tokens: p, completion_tokens: c } });
+      fs.writeFileSync(
+        script,
+        JSON.stringify({
+          responses: [
+            { text: "Alpha done.", ...usage(1200, 34) },
+            { text: "Beta done.", ...usage(700, 50) },
+            { text: "Alpha again.", ...usage(900, 10) },
+          ],
+        }),
+      );
+      vs = new RealVSCode({
+        vsix,
+        workspace: ws,
+        name: "conversations",
+        // forge.tools is no setting the extension declares (docs/config.md: it does not reach the server).
+        settings: { "forge.pythonPath": python, "forge.model": `scripted/${script}`, "forge.tools": { shell: { maxFailures: 1 } } },
+      });
+      await vs.start();
+    });
+    after(async () => {
+      await vs?.stop();
+      if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+    });
+
+    async function run(prompt) {
+      await vs.command("Forge: Run Agent");
+      await vs.answerInput(prompt, "What should Forge do?");
+      await vs.waitToast(/^Forge: turn completed \(1 requests, 0 tool calls, 0 failures\)$/);
+      await vs.clearNotifications();
+    }
+    /** The rows of the Open Conversation quick pick: [{label, description}]. */
+    async function pickRows() {
+      await vs.command("Forge: Open Conversation");
+      const rows = vs.page.locator(".quick-input-widget .monaco-list-row");
+      await rows.first().waitFor({ state: "visible" });
+      await sleep(300);
+      return rows.evaluateAll((els) =>
+        els.map((el) => ({
+          label: el.querySelector(".label-name")?.textContent ?? "",
+          description: el.querySelector(".label-description")?.textContent ?? "",
+        })),
+      );
+    }
+
+    it("after a turn the status bar shows its tokens and cost: Forge: idle · 1.2k tokens, cost unknown", async () => {
+      await vs.waitStatus(/Forge: idle/);
+      await run("alpha task");
+      // 1200 prompt + 34 completion tokens; a scripted model is in no cost map.
+      const text = await vs.waitStatus(/Forge: idle ·/);
+      await vs.shot("status-usage");
+      assert.equal(text.trim(), "Forge: idle · 1.2k tokens, cost unknown");
+    });
+
+    it("Forge: Open Conversation lists both conversations by their first prompt; picking the first continues it", async () => {
+      await vs.command("Forge: New Conversation");
+      await run("beta task");
+      assert.equal((await vs.waitStatus(/Forge: idle ·/)).trim(), "Forge: idle · 750 tokens, cost unknown");
+      let rows = await pickRows();
+      await vs.shot("open-conversation-pick");
+      assert.deepEqual(rows.map((r) => r.label).sort(), ["alpha task", "beta task"], JSON.stringify(rows));
+      const first = Object.fromEntries(rows.map((r) => [r.label, r.description]));
+      assert.equal(first["alpha task"], "1 turn, completed, 1.2k tokens");
+      assert.equal(first["beta task"], "1 turn, completed, 750 tokens");
+      await vs.page.locator(".quick-input-widget .monaco-list-row", { hasText: "alpha task" }).first().click();
+      await vs.waitToast(/^Forge: conversation "alpha task" is open; the next run continues it\.$/);
+      await vs.clearNotifications();
+      await run("alpha follow-up");
+      assert.equal((await vs.waitStatus(/Forge: idle ·/)).trim(), "Forge: idle · 910 tokens, cost unknown");
+      rows = await pickRows();
+      await vs.shot("open-conversation-continued");
+      await vs.page.keyboard.press("Escape");
+      const by = Object.fromEntries(rows.map((r) => [r.label, r.description]));
+      assert.deepEqual(Object.keys(by).sort(), ["alpha task", "beta task"], JSON.stringify(rows));
+      // The follow-up went to alpha (2 turns, 1234 + 910 tokens), not to beta, the conversation open before.
+      assert.equal(by["alpha task"], "2 turns, completed, 2.1k tokens");
+      assert.equal(by["beta task"], "1 turn, completed, 750 tokens");
+    });
+
+    it("Forge: Show Config: what the server got of the forge.* settings", async () => {
+      await vs.command("Forge: Show Config");
+      const end = Date.now() + 20_000;
+      let log = "";
+      while (Date.now() < end && !log.includes("Effective Forge configuration:")) {
+        log = vs.forgeLog();
+        await sleep(300);
+      }
+      await vs.shot("show-config");
+      const lines = log.split("\n").filter((l) => /^\s+(model|tools\.shell\.max_failures|max_tool_failure_per_turn) = /.test(l));
+      console.log(`# Show Config:\n${lines.join("\n")}`);
+      // The declared forge.model arrives; forge.tools, declared by no setting of the extension, does not
+      // (docs/config.md says so): the extension sends only the keys it declares.
+      assert.ok(lines.some((l) => /^\s+model = "scripted\/.*" \(editor\)$/.test(l)), log);
+      assert.ok(lines.includes("  tools.shell.max_failures = null (default)"), log);
+    });
+  });
+
   describe("an untrusted workspace (Workspace Trust on, the user answers No)", () => {
     let vs;
     let ws;
