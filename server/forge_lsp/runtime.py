@@ -169,9 +169,12 @@ class WorkspaceRuntime:
 
     @property
     def store(self) -> StateStore:
-        """The workspace's state, opened on first use (.forge/ is created only when needed)."""
+        """The workspace's state, opened on first use (.forge/ is created only when needed).
+
+        Opened with the trust in force then: a state file in .forge/ that this user's forge-lsp did not
+        create is used only in a trusted workspace; trust granted later applies from the next start."""
         if self._store is None:
-            self._store = StateStore(self.root, notify=lambda message: self.on_notice(message))
+            self._store = StateStore(self.root, notify=lambda message: self.on_notice(message), trusted=self.trusted)
         return self._store
 
     def reload_config(self, editor_settings: Any = None, *, editor: bool = False) -> EffectiveConfig:

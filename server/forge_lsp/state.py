@@ -17,6 +17,7 @@ import os
 import signal
 import sqlite3
 import stat
+import tempfile
 import threading
 import time
 import uuid
@@ -383,6 +384,132 @@ class TurnLock:
             self._fd = None
 
 
+ID_KEY = "state_id"
+REGISTRY_FILE = "states.json"
+MAX_REGISTRY_BYTES = 16 * 1024 * 1024
+
+
+def registry_path() -> Path:
+    """$XDG_STATE_HOME/forge-lsp/states.json (default ~/.local/state), next to trust.json."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "forge-lsp" / REGISTRY_FILE
+
+
+def _state_id(db: sqlite3.Connection) -> str | None:
+    row = db.execute("SELECT value FROM meta WHERE key=?", (ID_KEY,)).fetchone()
+    return str(row[0]) if row else None
+
+
+def read_state_id(path: Path) -> str | None:
+    """The id a state file carries, read without writing anything (no -wal/-shm, no lock), or None."""
+    if _unsafe_file(path) is not None or not path.is_file():
+        return None
+    try:
+        db = sqlite3.connect(f"{path.as_uri()}?mode=ro&immutable=1", uri=True, timeout=1)
+    except sqlite3.Error:
+        return None
+    try:
+        if hasattr(db, "enable_load_extension"):
+            db.enable_load_extension(False)
+        kind = db.execute("SELECT type FROM sqlite_master WHERE name='meta'").fetchone()
+        return _state_id(db) if kind == ("table",) else None
+    except sqlite3.Error:
+        return None
+    finally:
+        db.close()
+
+
+class StateRegistry:
+    """The state files this user's forge-lsp created or adopted: resolved path -> the random id in its meta.
+
+    A state file in a workspace's .forge/ that is not here (it came with a clone, was copied, or
+    predates the registry) is used only in a trusted workspace. Kept outside every workspace, 0600,
+    written atomically; an unreadable registry counts as empty (logged), never a crash.
+    """
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or registry_path()
+        self._fd: int | None = None
+        self._depth = 0
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Exclusive across processes (reentrant in this one): a state file is created and registered
+        under it, so another server never sees a file of ours before it is recorded."""
+        if self._depth == 0:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+                self._fd = os.open(self.path.with_name(REGISTRY_FILE + ".lock"), flags, 0o600)
+                fcntl.flock(self._fd, fcntl.LOCK_EX)
+            except OSError as exc:
+                log.warning("state registry lock: %s; state files are registered unlocked", exc)
+                if self._fd is not None:
+                    os.close(self._fd)
+                self._fd = None
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+            if self._depth == 0 and self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            st = self.path.lstat()
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            log.warning("state registry %s: %s; no state file counts as yours", self.path, exc)
+            return {}
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_size > MAX_REGISTRY_BYTES:
+            log.warning("state registry %s is not a regular file of yours; no state file counts as yours", self.path)
+            return {}
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            log.warning("state registry %s is unreadable (%s); no state file counts as yours", self.path, exc)
+            return {}
+        states = data.get("states") if isinstance(data, dict) else None
+        if not isinstance(states, dict):
+            log.warning("state registry %s has no states table; no state file counts as yours", self.path)
+            return {}
+        return states
+
+    def known_id(self, path: Path) -> str | None:
+        """The id recorded for a state file's path, or None."""
+        entry = self._read().get(str(path))
+        value = entry.get("id") if isinstance(entry, dict) else None
+        return value if isinstance(value, str) and value else None
+
+    def is_registered(self, path: Path) -> bool:
+        """Whether path is a state file of this user's: recorded, and carrying the recorded id."""
+        known = self.known_id(path)
+        return known is not None and read_state_id(path) == known
+
+    def register(self, path: Path, state_id: str) -> None:
+        """Record path as the user's state file with its id (under a lock: servers of other workspaces write too)."""
+        with self.lock():
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            states = self._read()
+            entry = states.get(str(path))
+            if isinstance(entry, dict) and entry.get("id") == state_id:
+                return
+            states[str(path)] = {"id": state_id, "registered": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+            text = json.dumps({"version": 1, "states": states}, indent=1, sort_keys=True)
+            tmp_fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".states-", suffix=".json")
+            try:
+                with os.fdopen(tmp_fd, "w", encoding="utf-8") as f:
+                    f.write(text + "\n")
+                os.chmod(tmp, 0o600)
+                os.replace(tmp, self.path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+
+
 class StateStore:
     """Conversations, their messages (appended one by one) and turns, for one workspace.
 
@@ -391,11 +518,22 @@ class StateStore:
     state folder), and ``notify`` is told once, naming both files.
     """
 
-    def __init__(self, root: Path, notify: Notify | None = None) -> None:
+    def __init__(
+        self, root: Path, notify: Notify | None = None, *, trusted: bool = False, registry: StateRegistry | None = None
+    ) -> None:
+        """trusted: whether the workspace is trusted; in an untrusted one, a state file in .forge/ that
+        this user's forge-lsp did not create (see StateRegistry) is left as it is, and the state lives
+        in the user's state folder instead."""
         self.notices: list[str] = []
         self._notify = notify or log.warning
         self._lock = threading.Lock()
-        self.path, self._db = self._connect(root.resolve())
+        self.trusted = trusted
+        self.registry = registry or StateRegistry()
+        self.fallback = False
+        """True when an unregistered .forge/ state of an untrusted workspace was left unused."""
+        with self.registry.lock():
+            self.path, self._db = self._connect(root.resolve())
+            self._register()
         self.turn_lock = TurnLock(self.path.with_name(LOCK_FILE) if self.path.name == STATE_FILE else None)
         if self.turn_lock.acquire("(opening the state)") is None:
             # No turn runs anywhere: one marked running ended when its server died.
@@ -415,9 +553,44 @@ class StateStore:
             self._say(f"forge-lsp: cannot keep state in {root / STATE_DIR} ({exc}); using {folder / STATE_FILE} instead")
             return folder
 
+    def _register(self) -> None:
+        """Give the file in use an id (a new file, or one of an earlier version) and record it as the user's."""
+        if self.path.name != STATE_FILE:
+            return  # in memory
+        try:
+            with self._lock:
+                self._db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (ID_KEY, uuid.uuid4().hex))
+                sid = self._db.execute("SELECT value FROM meta WHERE key=?", (ID_KEY,)).fetchone()[0]
+                # Into the main file now: another server reads the id from it without touching the -wal.
+                self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            self.registry.register(self.path, str(sid))
+        except (OSError, sqlite3.Error) as exc:
+            log.warning("state: could not register %s as yours (%s); an untrusted workspace will not use it", self.path, exc)
+
+    def _untrusted_fallback(self, root: Path, path: Path) -> Path:
+        """The state file to use in an untrusted workspace: path when it is the user's own, else the fallback."""
+        if self.trusted or path.parent != root / STATE_DIR:
+            return path
+        present = [p for p in (path, *(path.with_name(path.name + s) for s in SIDE_FILES)) if os.path.lexists(p)]
+        if not present or self.registry.is_registered(path):
+            return path
+        return self._fallback_path(root, path)
+
+    def _fallback_path(self, root: Path, path: Path) -> Path:
+        folder = user_state_dir(root)
+        self.fallback = True
+        self._say(
+            f"forge-lsp: {path} was not created by your forge-lsp (it may have come with the repository, or "
+            f"predate forge-lsp's record of its state files), and {root} is not trusted, so its conversations "
+            f"are not used and the file is left as it is; this workspace's conversations are kept in "
+            f"{folder / STATE_FILE}. If it is your own history, trust the workspace (Forge: Trust Workspace, "
+            ":ForgeTrust, or forge-lsp trust DIR) and restart the server (reload the window) to use it."
+        )
+        return folder / STATE_FILE
+
     def _connect(self, root: Path) -> tuple[Path, sqlite3.Connection]:
         try:
-            path = self._folder(root) / STATE_FILE
+            path = self._untrusted_fallback(root, self._folder(root) / STATE_FILE)
             for candidate in (path, *(path.with_name(path.name + s) for s in SIDE_FILES)):
                 why = _unsafe_file(candidate)
                 if why is not None:
@@ -428,7 +601,7 @@ class StateStore:
                     )
                     break
             try:
-                return path, _open(path)
+                db = _open(path)
             except RefusedState as exc:
                 moved = move_aside(path, "refused")
                 self._say(
@@ -443,6 +616,13 @@ class StateStore:
                     "this workspace starts a fresh conversation"
                 )
                 return path, _open(path)
+            if not self.trusted and not self.fallback and path.parent == root / STATE_DIR and os.path.lexists(path):
+                known = self.registry.known_id(path)
+                if known is not None and _state_id(db) != known:  # changed on opening (a -wal not of ours)
+                    db.close()
+                    fallback = self._fallback_path(root, path)
+                    return fallback, _open(fallback)
+            return path, db
         except (OSError, DamagedState, sqlite3.Error) as exc:
             self._say(f"forge-lsp: cannot open a state file for {root} ({exc}); this session's history is kept in memory only")
             return Path(":memory:"), _open(":memory:")
