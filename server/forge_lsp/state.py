@@ -17,7 +17,6 @@ import os
 import signal
 import sqlite3
 import stat
-import tempfile
 import threading
 import time
 import uuid
@@ -28,6 +27,7 @@ from typing import Any
 from forge_lsp.domain.compact import Compaction
 from forge_lsp.domain.messages import ChatMessage, Usage
 from forge_lsp.redact import redact, redact_data
+from forge_lsp.userfiles import read_table, write_json
 
 log = logging.getLogger(__name__)
 
@@ -457,23 +457,8 @@ class StateRegistry:
                 self._fd = None
 
     def _read(self) -> dict[str, Any]:
-        try:
-            st = self.path.lstat()
-        except FileNotFoundError:
-            return {}
-        except OSError as exc:
-            log.warning("state registry %s: %s; no state file counts as yours", self.path, exc)
-            return {}
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_size > MAX_REGISTRY_BYTES:
-            log.warning("state registry %s is not a regular file of yours; no state file counts as yours", self.path)
-            return {}
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            log.warning("state registry %s is unreadable (%s); no state file counts as yours", self.path, exc)
-            return {}
-        states = data.get("states") if isinstance(data, dict) else None
-        if not isinstance(states, dict):
+        states = read_table(self.path, "states", MAX_REGISTRY_BYTES, "state registry", "no state file counts as yours")
+        if states is None:
             log.warning("state registry %s has no states table; no state file counts as yours", self.path)
             return {}
         return states
@@ -498,16 +483,7 @@ class StateRegistry:
             if isinstance(entry, dict) and entry.get("id") == state_id:
                 return
             states[str(path)] = {"id": state_id, "registered": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-            text = json.dumps({"version": 1, "states": states}, indent=1, sort_keys=True)
-            tmp_fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".states-", suffix=".json")
-            try:
-                with os.fdopen(tmp_fd, "w", encoding="utf-8") as f:
-                    f.write(text + "\n")
-                os.chmod(tmp, 0o600)
-                os.replace(tmp, self.path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            write_json(self.path, {"version": 1, "states": states}, ".states-")
 
 
 class StateStore:

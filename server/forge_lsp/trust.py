@@ -13,17 +13,16 @@ Nothing in a workspace can write this file.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import stat
-import tempfile
 import time
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from forge_lsp.domain.config import SCRIPTED_PREFIX, WORKSPACE_FILE
+from forge_lsp.userfiles import read_table, write_json
 
 log = logging.getLogger(__name__)
 
@@ -120,37 +119,11 @@ class TrustStore:
         self.path = path or store_path()
 
     def _read(self) -> dict[str, Any]:
-        try:
-            st = self.path.lstat()
-        except FileNotFoundError:
-            return {}
-        except OSError as exc:
-            log.warning("trust store %s: %s; no workspace is trusted", self.path, exc)
-            return {}
-        # Another user's file, a link or a huge file is not a trust decision of this user's.
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_size > MAX_STORE_BYTES:
-            log.warning("trust store %s is not a regular file of this user's; no workspace is trusted", self.path)
-            return {}
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            log.warning("trust store %s is unreadable (%s); no workspace is trusted", self.path, exc)
-            return {}
-        folders = data.get("workspaces") if isinstance(data, dict) else None
-        return folders if isinstance(folders, dict) else {}
+        folders = read_table(self.path, "workspaces", MAX_STORE_BYTES, "trust store", "no workspace is trusted")
+        return folders if folders is not None else {}
 
     def _write(self, folders: dict[str, Any]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        text = json.dumps({"version": VERSION, "workspaces": folders}, indent=1, sort_keys=True)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".trust-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text + "\n")
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_json(self.path, {"version": VERSION, "workspaces": folders}, ".trust-")
 
     def state(self, root: Path) -> str:
         """TRUSTED, CHANGED (trusted once, a trust-relevant file changed since) or UNTRUSTED."""
