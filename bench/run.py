@@ -328,7 +328,7 @@ def compaction_on_off(size: int, calls: int) -> None:
 
 def compaction_time(size: int) -> None:
     """One compaction of a ``size``-message conversation (forge.compact's work) vs building its request once."""
-    from forge_lsp.compaction import Compactor, build_wire
+    from forge_lsp.core.compaction import Compactor, build_wire
     from forge_lsp.domain.config import CompactConfig
     from forge_lsp.state import StateStore
     from forge_lsp.templates import TemplateEngine

@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from forge_lsp.core.orchestrator import Orchestrator, TurnRequest
+from forge_lsp.core.runtime import BoundTools
 from forge_lsp.domain.config import ForgeConfig
 from forge_lsp.domain.events import Event
 from forge_lsp.domain.messages import AssistantReply, ToolCall
 from forge_lsp.domain.retry import ModelError
-from forge_lsp.orchestrator import Orchestrator, TurnRequest
-from forge_lsp.runtime import BoundTools
 from forge_lsp.state import StateStore
 from forge_lsp.templates import TemplateEngine
 from forge_lsp.tools.base import ToolContext

@@ -562,7 +562,7 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[list[dict[str, Any]]]:
 
 
 async def run_turn(workspace: Path, prompt: str, trusted: bool | None = None) -> Any:
-    from forge_lsp.runtime import WorkspaceRuntime
+    from forge_lsp.core.runtime import WorkspaceRuntime
 
     notices: list[str] = []
     runtime = WorkspaceRuntime(workspace, trusted=trusted)

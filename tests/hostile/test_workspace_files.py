@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from forge_lsp.runtime import WorkspaceRuntime
+from forge_lsp.core.runtime import WorkspaceRuntime
 
 from support.openai_server import OpenAIStub
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from forge_lsp.core.runtime import WorkspaceRuntime
 from forge_lsp.domain.events import Event
 from forge_lsp.llm.litellm_adapter import load_litellm
-from forge_lsp.runtime import WorkspaceRuntime
 
 from support.openai_server import OpenAIStub
 

@@ -33,7 +33,7 @@ def test_domain_is_pure() -> None:
 
 
 def test_orchestrator_does_not_import_adapters() -> None:
-    for name in imports(PACKAGE / "orchestrator.py"):
+    for name in imports(PACKAGE / "core" / "orchestrator.py"):
         assert not name.startswith(("forge_lsp.llm", "forge_lsp.tools", "forge_lsp.lsp", "litellm", "pygls")), name
 
 

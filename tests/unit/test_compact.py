@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from forge_lsp.compaction import Compactor
+from forge_lsp.core.compaction import Compactor
 from forge_lsp.domain import compact
 from forge_lsp.domain.compact import Compaction
 from forge_lsp.domain.config import CompactConfig, ForgeConfig, check_key, trust_reason

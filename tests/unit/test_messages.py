@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from forge_lsp.core.transcript import TranscriptWriter
 from forge_lsp.domain.config import ForgeConfig
 from forge_lsp.domain.events import Interrupt, MaxToolFailurePerTurnLimitReached, TurnStatus, format_errors
 from forge_lsp.domain.retry import ModelError
 from forge_lsp.render import format_event
-from forge_lsp.transcript import TranscriptWriter
 
 from fakes import FakeModel, Harness, answer, call, tools
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from forge_lsp.runtime import WorkspaceRuntime
+from forge_lsp.core.runtime import WorkspaceRuntime
 from forge_lsp.trust import CHANGED, TRUSTED, UNTRUSTED, TrustStore, fingerprint, store_path
 
 TOML = 'model = "scripted/script.json"\napi_base = "http://127.0.0.1:9/v1"\nmax_requests_per_turn = 7\n'

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from forge_lsp.core.runtime import WorkspaceRuntime
 from forge_lsp.domain.events import ContextWarning, UsageReport
 from forge_lsp.domain.messages import AssistantReply, Usage
 from forge_lsp.llm.litellm_adapter import cost_of, load_litellm
-from forge_lsp.runtime import WorkspaceRuntime
 
 from fakes import FakeModel, Harness
 from support.openai_server import OpenAIStub

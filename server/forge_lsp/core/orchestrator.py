@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from forge_lsp.compaction import Compactor, build_wire
+from forge_lsp.core.compaction import Compactor, build_wire
 from forge_lsp.domain import doom_loop
 from forge_lsp.domain.compact import Compaction
 from forge_lsp.domain.config import ForgeConfig

@@ -1,0 +1,439 @@
+"""One workspace's agent: config, templates, state and tools wired to the orchestrator.
+
+The CLI and the language server both drive turns through this; neither
+constructs an orchestrator itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import platform
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from forge_lsp.config import UNTRUSTED, ConfigLoader, ConfigProblem, EffectiveConfig
+from forge_lsp.core.orchestrator import Emit, Orchestrator, TurnRequest
+from forge_lsp.core.transcript import TranscriptWriter
+from forge_lsp.domain.config import ForgeConfig
+from forge_lsp.domain.events import Event, TurnSummary
+from forge_lsp.domain.messages import ToolCall, ToolResult, Usage
+from forge_lsp.llm.litellm_adapter import LiteLLMModel
+from forge_lsp.state import StateStore
+from forge_lsp.templates import ERROR_REFLECTION, RETRY_MESSAGE, SYSTEM_INFO, SYSTEM_PROMPT, TemplateEngine
+from forge_lsp.tools.base import DiskFiles, FileStore, NobodyToAsk, Snapshots, ToolContext, ToolFailure, read_regular
+from forge_lsp.tools.registry import ToolRegistry
+from forge_lsp.tools.workspace import Workspace
+from forge_lsp.trust import TEMPLATES_DIR, TrustStore
+
+log = logging.getLogger(__name__)
+
+MAX_PROMPT_CHARS = 200_000
+MAX_INSTRUCTIONS_CHARS = 20_000
+MAX_INSTRUCTIONS_BYTES = 10 * 1024 * 1024
+"""A larger AGENTS.md is not read at all (its first MAX_INSTRUCTIONS_CHARS are used otherwise)."""
+
+Ask = Callable[[str, str], Awaitable[str]]
+"""Asks the user about a tool call (tool, question): "allow", "deny" or "always"."""
+
+
+class TurnInProgress(Exception):
+    """A turn is already running in this workspace."""
+
+
+class NoModel(ValueError):
+    """No model is set anywhere: the turn cannot start (there is no silent cloud default)."""
+
+
+UNASKED = "unasked"
+
+
+async def deny_all(_tool: str, _question: str) -> str:
+    """The answer when nobody can be asked (forge-lsp run): not the user's "deny"."""
+    return UNASKED
+
+
+class BoundTools:
+    """The tool port of one turn: the registry bound to the workspace's tool context."""
+
+    def __init__(self, registry: ToolRegistry, ctx: ToolContext) -> None:
+        self.registry = registry
+        self.ctx = ctx
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return self.registry.schemas()
+
+    def names(self) -> list[str]:
+        return self.registry.names()
+
+    async def call(self, call: ToolCall) -> tuple[ToolResult, bool]:
+        return await self.registry.call(call, self.ctx)
+
+    def pending_todos(self) -> list[dict[str, str]]:
+        return list(self.ctx.todos)
+
+
+class WorkspaceRuntime:
+    """Runs agent turns in one workspace, one at a time."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        files: FileStore | None = None,
+        ask: Ask = deny_all,
+        user_config: Path | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        editor_settings: Any = None,
+        trusted: bool | None = None,
+        trust_store: TrustStore | None = None,
+    ) -> None:
+        """trusted: the client's word (VS Code's workspace.isTrusted, `run --trust`); None asks the
+        user's trust store (`forge-lsp trust DIR`, forge.trust), which also counts when the client
+        says False."""
+        self.root = root.resolve()
+        self.workspace = Workspace(self.root)
+        self.files = files or DiskFiles()
+        self.ask = ask
+        self.sleep = sleep
+        self.loader = ConfigLoader(self.root, user_config)
+        self.loader.set_editor(editor_settings)
+        self.trust_store = trust_store or TrustStore()
+        self._client_trusted = trusted
+        self.effective: EffectiveConfig = self.loader.load(trusted=self._is_trusted())
+        self.templates = TemplateEngine(self.root, overrides=self.trusted)
+        self.registry = ToolRegistry()
+        self._store: StateStore | None = None
+        self.snapshots = Snapshots()
+        self.todos: list[dict[str, str]] = []
+        self._allowed: set[str] = set()
+        self._task: asyncio.Task[TurnSummary] | None = None
+        self.turn_id: str | None = None
+        self.transcript: TranscriptWriter | None = None
+        self.last_errors: dict[str, int] = {}
+        self.last_usage: Usage | None = None
+        """The last turn's tokens and cost (forge.status usage.lastTurn)."""
+        self.on_notice: Callable[[str], None] = log.warning
+        """Told about state problems the user should see (a state file moved aside); the server shows them."""
+
+    @property
+    def config(self) -> ForgeConfig:
+        """The effective config in force."""
+        return self.effective.config
+
+    @property
+    def trusted(self) -> bool:
+        """Whether the config and templates in force come from a trusted workspace."""
+        return self.effective.trusted
+
+    def _is_trusted(self) -> bool:
+        return self.trust_state() == "trusted"
+
+    def trust_state(self) -> str:
+        """ "trusted", "changed" (trusted once; a trust-relevant file changed since) or "untrusted"."""
+        if self._client_trusted:
+            return "trusted"
+        try:
+            return self.trust_store.state(self.root)
+        except Exception as exc:  # an unreadable store trusts nothing
+            log.warning("trust store: %s", exc)
+            return "untrusted"
+
+    def set_trusted(self, trusted: bool) -> EffectiveConfig:
+        """The user's decision (forge.trust, the Trust button): recorded, then config and templates reload."""
+        if trusted:
+            self.trust_store.trust(self.root)
+        else:
+            self.trust_store.revoke(self.root)
+            self._client_trusted = None
+        return self.reload_config()
+
+    def untrusted_problems(self) -> list[ConfigProblem]:
+        """Everything of the workspace ignored because it is not trusted: config keys and template overrides."""
+        if self.trusted:
+            return []
+        problems = list(self.effective.ignored)
+        folder = self.root / TEMPLATES_DIR
+        try:
+            names = sorted(p.name for p in folder.glob("*.md")) if folder.is_dir() else []
+        except OSError:
+            names = []
+        for name in names:
+            message = "ignored because this workspace is not trusted: template overrides shape what the model is told"
+            problems.append(ConfigProblem("workspace", "", f"{TEMPLATES_DIR / name}: {message}", folder / name, 1, UNTRUSTED))
+        return problems
+
+    @property
+    def store(self) -> StateStore:
+        """The workspace's state, opened on first use (.forge/ is created only when needed).
+
+        Opened with the trust in force then: a state file in .forge/ that this user's forge-lsp did not
+        create is used only in a trusted workspace; trust granted later applies from the next start."""
+        if self._store is None:
+            self._store = StateStore(self.root, notify=lambda message: self.on_notice(message), trusted=self.trusted)
+        return self._store
+
+    def reload_config(self, editor_settings: Any = None, *, editor: bool = False) -> EffectiveConfig:
+        """Read the config layers again (and the editor's settings when given)."""
+        if editor:
+            self.loader.set_editor(editor_settings)
+        was_trusted = self.trusted
+        self.effective = self.loader.load(trusted=self._is_trusted())
+        if self.trusted != was_trusted:
+            self.reload_templates()
+        return self.effective
+
+    def preload_templates(self) -> None:
+        """Compile the templates every turn needs (pybars3 is slow to import and compile)."""
+        for name in (SYSTEM_PROMPT, SYSTEM_INFO, RETRY_MESSAGE, ERROR_REFLECTION):
+            try:
+                self.templates.origin(name)
+            except Exception as exc:  # reported again, with context, when a turn renders it
+                log.warning("preloading %s: %s", name, exc)
+
+    def reload_templates(self) -> list[str]:
+        """Load .forge/templates/ again; returns the override errors."""
+        self.templates = TemplateEngine(self.root, overrides=self.trusted)
+        return self.templates.errors
+
+    @property
+    def running(self) -> bool:
+        """True while a turn runs."""
+        return self._task is not None and not self._task.done()
+
+    def new_conversation(self) -> str:
+        """Start a fresh conversation; the next turn will not see the old history."""
+        if self.running:
+            raise TurnInProgress("a turn is running; cancel it before starting a new conversation")
+        self._allowed.clear()
+        self.todos.clear()
+        return self.store.new_conversation()
+
+    def list_conversations(self) -> list[dict[str, Any]]:
+        """forge.listConversations: [{id, title, turns, lastStatus, tokens, updated}], the latest first."""
+        return self.store.conversations()
+
+    def open_conversation(self, conversation_id: str) -> dict[str, Any]:
+        """Make a stored conversation current: the next turn continues it. KeyError when unknown."""
+        if self.running:
+            raise TurnInProgress("a turn is running; open another conversation after it ends")
+        if not self.store.open_conversation(conversation_id):
+            raise KeyError(conversation_id)
+        self._allowed.clear()
+        self.todos.clear()
+        self.last_usage = None
+        found = next((c for c in self.store.conversations() if c["id"] == conversation_id), {"title": "", "turns": 0})
+        return {"conversationId": conversation_id, "title": found["title"], "turns": found["turns"]}
+
+    def delete_conversation(self, conversation_id: str) -> dict[str, Any]:
+        """Delete a stored conversation (messages, turns, compactions). Refused while a turn runs
+        here or in another process; KeyError when unknown."""
+        if self.running:
+            raise TurnInProgress("a turn is running; delete conversations after it ends")
+        holder = self.store.turn_lock.acquire("(deleting a conversation)")
+        if holder is not None:
+            raise TurnInProgress(f"a turn is running in this workspace ({holder}); delete after it ends")
+        try:
+            if not self.store.delete_conversation(conversation_id):
+                raise KeyError(conversation_id)
+        finally:
+            self.store.turn_lock.release()
+        return {"deleted": True, "conversationId": conversation_id}
+
+    def compact(self) -> dict[str, Any]:
+        """forge.compact: summarize the current conversation now, keeping retention_window messages.
+
+        {beforeTokens, afterTokens, messages} (estimated tokens of the conversation's messages; messages:
+        how many the summary replaced, 0 when nothing could be). The stored messages all stay.
+        """
+        if self.running:
+            raise TurnInProgress("a turn is running; compact after it ends")
+        from forge_lsp.core.compaction import Compactor, build_wire
+        from forge_lsp.domain.tokens import estimate_tokens
+
+        cid = self.store.current_conversation()
+        history = self.store.history(cid)
+        compactions = self.store.compactions(cid)
+        result = Compactor(self.config.compact, self.templates, self.store).run(cid, [], history, compactions, force=True)
+        if result is None:
+            tokens = estimate_tokens(build_wire([], history, compactions))
+            return {"beforeTokens": tokens, "afterTokens": tokens, "messages": 0}
+        return result.to_dict()
+
+    def cancel(self, turn_id: str | None = None) -> bool:
+        """Cancel the running turn (if it is turn_id, when given); True if one was cancelled."""
+        if not self.running or (turn_id and turn_id != self.turn_id):
+            return False
+        assert self._task is not None
+        self._task.cancel()
+        return True
+
+    def status(self) -> dict[str, Any]:
+        """forge.status: whether a turn runs, the model, the limit and the failure counts."""
+        out: dict[str, Any] = {
+            "running": self.running,
+            "model": self.config.model,
+            "modelSource": self.effective.sources.get("model", "default"),
+            "limit": self.config.max_tool_failure_per_turn,
+            "errors": dict(self.last_errors),
+            "trusted": self.trusted,
+            "trust": self.trust_state(),
+        }
+        if self.running:
+            out["turnId"] = self.turn_id
+        out["usage"] = self.usage()
+        return out
+
+    def usage(self) -> dict[str, Any]:
+        """forge.status usage: {lastTurn?, conversation} (tokens and cost of the current conversation's turns)."""
+        out: dict[str, Any] = {}
+        if self.last_usage is not None:
+            out["lastTurn"] = self.last_usage.to_dict()
+        try:
+            out["conversation"] = self.store.conversation_usage(self.store.current_conversation()).to_dict()
+        except Exception as exc:  # a state problem is reported elsewhere; status still answers
+            log.warning("usage: %s", exc)
+        return out
+
+    def no_model_message(self) -> str:
+        """Where to set a model, for a turn asked for with none set anywhere."""
+        ignored = [p for p in self.effective.ignored if p.key == "model"]
+        if ignored:
+            return (
+                f"no model is set: this workspace's model in {self.loader.workspace_path} is ignored because the "
+                "workspace is not trusted; trust it (Forge: Trust Workspace, :ForgeTrust, or forge-lsp trust "
+                f"{self.root}) or set a model in your user config {self.loader.user_path} or the editor setting forge.model"
+            )
+        return (
+            f'no model is set: add model = "provider/name" (e.g. "openai/gpt-4o" or "ollama/qwen3") to '
+            f"{self.loader.workspace_path} or to your user config {self.loader.user_path}, "
+            "or set the editor setting forge.model"
+        )
+
+    async def _confirm(self, tool: str, question: str) -> bool:
+        if question in self._allowed:
+            return True
+        try:
+            answer = await self.ask(tool, question)
+        except Exception as exc:  # a client that cannot answer means no
+            log.warning("could not ask the user (%s); denying", exc)
+            return False
+        if answer == UNASKED:
+            raise NobodyToAsk(question)
+        if answer == "always":
+            self._allowed.add(question)
+        return answer in ("allow", "always")
+
+    def instructions(self) -> str:
+        """The workspace's AGENTS.md (or .forge/AGENTS.md), at most MAX_INSTRUCTIONS_CHARS (blocking: run it in a thread).
+
+        Only a regular file inside the workspace: a link to a file elsewhere (~/.ssh/id_rsa)
+        would send it to the model, and a FIFO would hang the turn.
+        """
+        for name in ("AGENTS.md", ".forge/AGENTS.md"):
+            path = self.root / name
+            if not os.path.lexists(path):
+                continue
+            try:
+                if not path.resolve().is_relative_to(self.root):
+                    raise ToolFailure(f"it points outside the workspace ({path.resolve()})")
+                return read_regular(path, name, MAX_INSTRUCTIONS_BYTES)[:MAX_INSTRUCTIONS_CHARS]
+            except (ToolFailure, OSError) as exc:
+                self.on_notice(f"forge-lsp: {name} is not used: {exc}")
+        return ""
+
+    def _system_prompt(self, tools: BoundTools, instructions: str = "") -> str:
+        env = {
+            "os": f"{platform.system()} {platform.release()}",
+            "cwd": str(self.root),
+            "shell": os.environ.get("SHELL", "/bin/sh"),
+            "date": time.strftime("%Y-%m-%d"),
+        }
+        return self.templates.render(
+            SYSTEM_PROMPT, {"env": env, "tool_names": tools.names(), "custom_instructions": instructions or None}
+        )
+
+    async def run(self, prompt: str, emit: Emit, model: str | None = None, turn_id: str | None = None) -> TurnSummary:
+        """Run one turn to its end. TurnInProgress if one runs; ValueError for a bad prompt."""
+        if self.running:
+            raise TurnInProgress(f"a turn is already running in this workspace ({self.turn_id}); cancel it first")
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise ValueError("prompt must be a non-empty string")
+        if len(prompt) > MAX_PROMPT_CHARS:
+            raise ValueError(f"prompt is {len(prompt)} characters, over the {MAX_PROMPT_CHARS}-character limit")
+        model = model or self.config.model
+        if not model:
+            raise NoModel(self.no_model_message())
+        turn_id = turn_id or time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:8]
+        # Another process (a second editor, the CLI) may run a turn on the same conversation.
+        holder = self.store.turn_lock.acquire(turn_id)
+        if holder is not None:
+            raise TurnInProgress(f"a turn is running in this workspace ({holder}); wait for it to end or cancel it")
+        try:
+            return await self._run_locked(prompt, emit, model, turn_id)
+        finally:
+            self.store.turn_lock.release()
+
+    async def _run_locked(self, prompt: str, emit: Emit, model: str, turn_id: str) -> TurnSummary:
+        config = self.config
+        ctx = ToolContext(
+            self.workspace,
+            config,
+            self.files,
+            self.snapshots,
+            self.todos,
+            self._confirm,
+            watch=self.store.watch_process,
+            notice=lambda message: self.on_notice(message),
+        )
+        tools = BoundTools(self.registry, ctx)
+        llm = LiteLLMModel(config, self.root, model)
+        conversation = self.store.current_conversation()
+        instructions = await asyncio.to_thread(self.instructions)
+        orchestrator = Orchestrator(
+            config,
+            llm,
+            tools,
+            self.templates,
+            self.store,
+            sleep=self.sleep,
+            system_prompt=self._system_prompt(tools, instructions),
+        )
+        transcript = TranscriptWriter(self.root, turn_id)
+        self.transcript = transcript
+        self.turn_id = turn_id
+        self.store.start_turn(turn_id, conversation, prompt)
+
+        def fan_out(event: Event) -> None:
+            try:
+                transcript.handle(event)
+            except OSError as exc:
+                log.warning("transcript %s: %s", transcript.path, exc)
+            emit(event)
+
+        request = TurnRequest(turn_id, conversation, prompt, model)
+        self._task = asyncio.ensure_future(orchestrator.run(request, fan_out))
+        try:
+            summary = await asyncio.shield(self._task)
+        except asyncio.CancelledError:
+            # The caller went away ($/cancelRequest): the turn is cancelled with it.
+            self._task.cancel()
+            summary = await self._task
+        finally:
+            transcript.close()
+        self.store.finish_turn(turn_id, summary.status.value, summary.to_dict())
+        self.last_usage = summary.usage
+        self.last_errors = dict(summary.reason.errors) if summary.reason is not None and hasattr(summary.reason, "errors") else {}
+        return summary
+
+    def close(self) -> None:
+        """Cancel a running turn and close the state database."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+        if self._store is not None:
+            self._store.close()
+            self._store = None
