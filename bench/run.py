@@ -358,7 +358,8 @@ def compaction_time(size: int) -> None:
 def templates() -> None:
     import pybars  # type: ignore[import-untyped]
 
-    from forge_lsp.templates import RETRY_MESSAGE, TemplateEngine, builtin_dir, unescape_all
+    from forge_lsp.domain.template_names import RETRY_MESSAGE
+    from forge_lsp.templates import TemplateEngine, builtin_dir, unescape_all
 
     engine = TemplateEngine()
     ctx = {"attempts_left": 2, "allowed_max_attempts": 3}

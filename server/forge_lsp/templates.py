@@ -31,13 +31,6 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-RETRY_MESSAGE = "forge-tool-retry-message.md"
-ERROR_REFLECTION = "forge-partial-tool-error-reflection.md"
-DOOM_LOOP_REMINDER = "forge-doom-loop-reminder.md"
-PENDING_TODOS_REMINDER = "forge-pending-todos-reminder.md"
-SUMMARY_FRAME = "forge-partial-summary-frame.md"
-SYSTEM_INFO = "forge-partial-system-info.md"
-SYSTEM_PROMPT = "forge-system-prompt.md"
 OVERRIDE_DIR = Path(".forge") / "templates"
 MAX_TEMPLATE_BYTES = 256 * 1024
 # pybars3 compiles at some milliseconds per tag, under one process-wide lock: a template with

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from forge_lsp import templates
-from forge_lsp.templates import RETRY_MESSAGE, SYSTEM_PROMPT, TemplateEngine, TemplateError, cache_dir
+from forge_lsp.domain.template_names import RETRY_MESSAGE, SYSTEM_PROMPT
+from forge_lsp.templates import TemplateEngine, TemplateError, cache_dir
 
 pytestmark = pytest.mark.timeout(120)
 

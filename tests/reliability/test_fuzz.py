@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from forge_lsp.config import ConfigLoader
 from forge_lsp.domain.config import ForgeConfig
 from forge_lsp.domain.messages import ToolCall
+from forge_lsp.domain.template_names import RETRY_MESSAGE
 from forge_lsp.redact import redact
-from forge_lsp.templates import RETRY_MESSAGE, TemplateEngine, TemplateError
+from forge_lsp.templates import TemplateEngine, TemplateError
 from forge_lsp.tools.base import ToolContext
 from forge_lsp.tools.registry import ToolRegistry
 from forge_lsp.tools.workspace import Workspace

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from forge_lsp.core.runtime import TurnInProgress, WorkspaceRuntime
+from forge_lsp.core.errors import TurnInProgress
+from forge_lsp.core.runtime import WorkspaceRuntime
 from forge_lsp.domain.messages import ChatMessage
 from forge_lsp.state import StateStore, title_of
 

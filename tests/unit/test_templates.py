@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from forge_lsp.templates import RETRY_MESSAGE, TemplateEngine, TemplateError, builtin_dir, check, lint, unescape_all
+from forge_lsp.domain.template_names import RETRY_MESSAGE
+from forge_lsp.templates import TemplateEngine, TemplateError, builtin_dir, check, lint, unescape_all
 
 EXPECTED_RETRY_FILE = (
     b"Tool call failed\n- **Attempts remaining:** {{attempts_left}}\n"

@@ -16,9 +16,8 @@ from forge_lsp.domain.compact import Compaction
 from forge_lsp.domain.config import CompactConfig
 from forge_lsp.domain.messages import ChatMessage
 from forge_lsp.domain.ports import HistoryPort, TemplatePort
+from forge_lsp.domain.template_names import SUMMARY_FRAME
 from forge_lsp.domain.tokens import estimate_tokens
-
-SUMMARY_FRAME = "forge-partial-summary-frame.md"
 
 
 @dataclass(frozen=True)

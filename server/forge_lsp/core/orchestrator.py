@@ -49,14 +49,11 @@ from forge_lsp.domain.messages import (
 )
 from forge_lsp.domain.ports import HistoryPort, ModelPort, TemplatePort, ToolPort
 from forge_lsp.domain.retry import ModelError, with_retry
+from forge_lsp.domain.template_names import DOOM_LOOP_REMINDER, ERROR_REFLECTION, PENDING_TODOS_REMINDER, RETRY_MESSAGE
 from forge_lsp.domain.tracker import ToolErrorTracker
 
 log = logging.getLogger(__name__)
 
-RETRY_MESSAGE = "forge-tool-retry-message.md"
-ERROR_REFLECTION = "forge-partial-tool-error-reflection.md"
-DOOM_LOOP_REMINDER = "forge-doom-loop-reminder.md"
-PENDING_TODOS_REMINDER = "forge-pending-todos-reminder.md"
 HOLD_BACK_MAX = 4096
 """A streamed word is held back up to this many characters (a key is far shorter)."""
 WORD_ENDS = (" ", "\n", "\t", ".", ",", ";", "!", "?", ")", "]", "}", '"', "'", "`")

@@ -17,14 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from forge_lsp.config import UNTRUSTED, ConfigLoader, ConfigProblem, EffectiveConfig
+from forge_lsp.core.errors import NoModel, TurnInProgress, check_prompt
 from forge_lsp.core.orchestrator import Emit, Orchestrator, TurnRequest
 from forge_lsp.core.transcript import TranscriptWriter
 from forge_lsp.domain.config import ForgeConfig
 from forge_lsp.domain.events import Event, TurnSummary
 from forge_lsp.domain.messages import ToolCall, ToolResult, Usage
+from forge_lsp.domain.template_names import SYSTEM_PROMPT, TURN_TEMPLATES
 from forge_lsp.llm.litellm_adapter import LiteLLMModel
 from forge_lsp.state import StateStore
-from forge_lsp.templates import ERROR_REFLECTION, RETRY_MESSAGE, SYSTEM_INFO, SYSTEM_PROMPT, TemplateEngine
+from forge_lsp.templates import TemplateEngine
 from forge_lsp.tools.base import DiskFiles, FileStore, NobodyToAsk, Snapshots, ToolContext, ToolFailure, read_regular
 from forge_lsp.tools.registry import ToolRegistry
 from forge_lsp.tools.workspace import Workspace
@@ -32,21 +34,12 @@ from forge_lsp.trust import TEMPLATES_DIR, TrustStore
 
 log = logging.getLogger(__name__)
 
-MAX_PROMPT_CHARS = 200_000
 MAX_INSTRUCTIONS_CHARS = 20_000
 MAX_INSTRUCTIONS_BYTES = 10 * 1024 * 1024
 """A larger AGENTS.md is not read at all (its first MAX_INSTRUCTIONS_CHARS are used otherwise)."""
 
 Ask = Callable[[str, str], Awaitable[str]]
 """Asks the user about a tool call (tool, question): "allow", "deny" or "always"."""
-
-
-class TurnInProgress(Exception):
-    """A turn is already running in this workspace."""
-
-
-class NoModel(ValueError):
-    """No model is set anywhere: the turn cannot start (there is no silent cloud default)."""
 
 
 UNASKED = "unasked"
@@ -189,7 +182,7 @@ class WorkspaceRuntime:
 
     def preload_templates(self) -> None:
         """Compile the templates every turn needs (pybars3 is slow to import and compile)."""
-        for name in (SYSTEM_PROMPT, SYSTEM_INFO, RETRY_MESSAGE, ERROR_REFLECTION):
+        for name in TURN_TEMPLATES:
             try:
                 self.templates.origin(name)
             except Exception as exc:  # reported again, with context, when a turn renders it
@@ -358,13 +351,10 @@ class WorkspaceRuntime:
         )
 
     async def run(self, prompt: str, emit: Emit, model: str | None = None, turn_id: str | None = None) -> TurnSummary:
-        """Run one turn to its end. TurnInProgress if one runs; ValueError for a bad prompt."""
+        """Run one turn to its end. TurnInProgress if one runs; BadPrompt (a ValueError) for a bad prompt."""
         if self.running:
             raise TurnInProgress(f"a turn is already running in this workspace ({self.turn_id}); cancel it first")
-        if not isinstance(prompt, str) or not prompt.strip():
-            raise ValueError("prompt must be a non-empty string")
-        if len(prompt) > MAX_PROMPT_CHARS:
-            raise ValueError(f"prompt is {len(prompt)} characters, over the {MAX_PROMPT_CHARS}-character limit")
+        check_prompt(prompt)
         model = model or self.config.model
         if not model:
             raise NoModel(self.no_model_message())
