@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from forge_lsp.core.compaction import Compactor, build_wire
+from forge_lsp.core.hooks import TurnHook, default_hooks
 from forge_lsp.domain import doom_loop
 from forge_lsp.domain.compact import Compaction
 from forge_lsp.domain.config import ForgeConfig
@@ -49,7 +50,7 @@ from forge_lsp.domain.messages import (
 )
 from forge_lsp.domain.ports import HistoryPort, ModelPort, TemplatePort, ToolPort
 from forge_lsp.domain.retry import ModelError, with_retry
-from forge_lsp.domain.template_names import DOOM_LOOP_REMINDER, ERROR_REFLECTION, PENDING_TODOS_REMINDER, RETRY_MESSAGE
+from forge_lsp.domain.template_names import ERROR_REFLECTION, RETRY_MESSAGE
 from forge_lsp.domain.tracker import ToolErrorTracker
 
 log = logging.getLogger(__name__)
@@ -149,8 +150,8 @@ class _Turn:
     texts: list[str] = field(default_factory=list)
     signatures: list[tuple[str, str]] = field(default_factory=list)
     """The last tool calls (name, arguments), for the doom-loop check; kept as messages are appended."""
-    reminded_at: int = 0
-    todos_reminded: list[dict[str, str]] | None = None
+    hooks: list[TurnHook] = field(default_factory=list)
+    """This turn's policies (core/hooks), each with its own state for the turn."""
     started: float = field(default_factory=time.perf_counter)
     model_s: float = 0.0
     tools_s: float = 0.0
@@ -174,6 +175,7 @@ class Orchestrator:
         history: HistoryPort,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         system_prompt: str | None = None,
+        hooks: Callable[[TemplatePort, ToolPort], list[TurnHook]] = default_hooks,
     ) -> None:
         self.config = config
         self.model = model
@@ -182,6 +184,8 @@ class Orchestrator:
         self.store = history
         self.sleep = sleep
         self.system_prompt = system_prompt
+        self.hooks = hooks
+        """Makes each turn's policies (new ones per turn: a hook keeps state for its turn)."""
 
     async def run(self, request: TurnRequest, emit: Emit) -> TurnSummary:
         """Run a turn to its end: completed, interrupted, cancelled or failed. Never raises."""
@@ -236,6 +240,7 @@ class Orchestrator:
             tracker=ToolErrorTracker(self.config.max_tool_failure_per_turn, self.config.per_tool_limits()),
             wire=[],
             history=history,
+            hooks=self.hooks(self.templates, self.tools),
         )
         if self.system_prompt:
             turn.prefix.append({"role": "system", "content": self.system_prompt})
@@ -257,7 +262,8 @@ class Orchestrator:
     async def _loop(self, turn: _Turn, emit: Emit) -> tuple[TurnStatus, InterruptReason | None]:
         turn_id = turn.request.turn_id
         while True:
-            self._doom_loop_check(turn)
+            for hook in turn.hooks:
+                self._remind(turn, hook.before_request(turn))
             self._compact(turn, emit)
             # Counted when sent: a request that fails (or is cancelled) was still made.
             turn.requests += 1
@@ -267,7 +273,10 @@ class Orchestrator:
                 turn.texts.append(reply.text)
             self._append(turn, reply.to_message())
             if not reply.tool_calls:
-                if self._todos_reminder(turn):
+                reminders = [hook.on_answer(turn) for hook in turn.hooks]
+                if any(reminders):
+                    for reminder in reminders:
+                        self._remind(turn, reminder)
                     continue
                 return TurnStatus.COMPLETED, None
             yields = await self._run_tools(turn, reply, emit)
@@ -376,19 +385,7 @@ class Orchestrator:
             emit(Retry(turn_id, result.name, result.call_id, left, limit, notice, cause, result.path, ends))
         return yields
 
-    def _doom_loop_check(self, turn: _Turn) -> None:
-        reps = doom_loop.trailing_repetitions(turn.signatures)
-        # Remind at 3 repetitions, then again every 3 more: a reminder per request would drown the model.
-        if reps >= doom_loop.THRESHOLD and reps >= turn.reminded_at + doom_loop.THRESHOLD:
-            turn.reminded_at = reps
-            text = self.templates.render(DOOM_LOOP_REMINDER, {"consecutive_calls": reps})
-            self._append(turn, ChatMessage("user", f"<system_reminder>{text}</system_reminder>"))
-
-    def _todos_reminder(self, turn: _Turn) -> bool:
-        pending = [t for t in self.tools.pending_todos() if t.get("status") in ("pending", "in_progress")]
-        if not pending or pending == turn.todos_reminded:
-            return False
-        turn.todos_reminded = pending
-        text = self.templates.render(PENDING_TODOS_REMINDER, {"todos": pending})
-        self._append(turn, ChatMessage("user", f"<system_reminder>{text}</system_reminder>"))
-        return True
+    def _remind(self, turn: _Turn, reminder: str | None) -> None:
+        """A hook's reminder, as the model reads it: a user message in <system_reminder>."""
+        if reminder:
+            self._append(turn, ChatMessage("user", f"<system_reminder>{reminder}</system_reminder>"))
