@@ -19,15 +19,16 @@ from typing import Any
 from forge_lsp.config import UNTRUSTED, ConfigLoader, ConfigProblem, EffectiveConfig
 from forge_lsp.core.errors import NoModel, TurnInProgress, check_prompt
 from forge_lsp.core.orchestrator import Emit, Orchestrator, TurnRequest
+from forge_lsp.core.session import Ask, Session, deny_all
 from forge_lsp.core.transcript import TranscriptWriter
 from forge_lsp.domain.config import ForgeConfig
 from forge_lsp.domain.events import Event, TurnSummary
-from forge_lsp.domain.messages import ToolCall, ToolResult, Usage
+from forge_lsp.domain.messages import ChatMessage, ToolCall, ToolResult, Usage
 from forge_lsp.domain.template_names import SYSTEM_PROMPT, TURN_TEMPLATES
 from forge_lsp.llm.litellm_adapter import LiteLLMModel
 from forge_lsp.state import StateStore
 from forge_lsp.templates import TemplateEngine
-from forge_lsp.tools.base import DiskFiles, FileStore, NobodyToAsk, Snapshots, ToolContext, ToolFailure, read_regular
+from forge_lsp.tools.base import DiskFiles, FileStore, Snapshots, ToolContext, ToolFailure, read_regular
 from forge_lsp.tools.registry import ToolRegistry
 from forge_lsp.tools.workspace import Workspace
 from forge_lsp.trust import TEMPLATES_DIR, TrustStore
@@ -37,17 +38,6 @@ log = logging.getLogger(__name__)
 MAX_INSTRUCTIONS_CHARS = 20_000
 MAX_INSTRUCTIONS_BYTES = 10 * 1024 * 1024
 """A larger AGENTS.md is not read at all (its first MAX_INSTRUCTIONS_CHARS are used otherwise)."""
-
-Ask = Callable[[str, str], Awaitable[str]]
-"""Asks the user about a tool call (tool, question): "allow", "deny" or "always"."""
-
-
-UNASKED = "unasked"
-
-
-async def deny_all(_tool: str, _question: str) -> str:
-    """The answer when nobody can be asked (forge-lsp run): not the user's "deny"."""
-    return UNASKED
 
 
 class BoundTools:
@@ -90,8 +80,8 @@ class WorkspaceRuntime:
         says False."""
         self.root = root.resolve()
         self.workspace = Workspace(self.root)
-        self.files = files or DiskFiles()
-        self.ask = ask
+        self.session = Session(None, files or DiskFiles(), ask)
+        """The workspace's own session: its current conversation (the language server's, the CLI's)."""
         self.sleep = sleep
         self.loader = ConfigLoader(self.root, user_config)
         self.loader.set_editor(editor_settings)
@@ -102,8 +92,6 @@ class WorkspaceRuntime:
         self.registry = ToolRegistry()
         self._store: StateStore | None = None
         self.snapshots = Snapshots()
-        self.todos: list[dict[str, str]] = []
-        self._allowed: set[str] = set()
         self._task: asyncio.Task[TurnSummary] | None = None
         self.turn_id: str | None = None
         self.transcript: TranscriptWriter | None = None
@@ -202,8 +190,7 @@ class WorkspaceRuntime:
         """Start a fresh conversation; the next turn will not see the old history."""
         if self.running:
             raise TurnInProgress("a turn is running; cancel it before starting a new conversation")
-        self._allowed.clear()
-        self.todos.clear()
+        self.session.reset()
         return self.store.new_conversation()
 
     def list_conversations(self) -> list[dict[str, Any]]:
@@ -216,8 +203,7 @@ class WorkspaceRuntime:
             raise TurnInProgress("a turn is running; open another conversation after it ends")
         if not self.store.open_conversation(conversation_id):
             raise KeyError(conversation_id)
-        self._allowed.clear()
-        self.todos.clear()
+        self.session.reset()
         self.last_usage = None
         found = next((c for c in self.store.conversations() if c["id"] == conversation_id), {"title": "", "turns": 0})
         return {"conversationId": conversation_id, "title": found["title"], "turns": found["turns"]}
@@ -307,20 +293,6 @@ class WorkspaceRuntime:
             "or set the editor setting forge.model"
         )
 
-    async def _confirm(self, tool: str, question: str) -> bool:
-        if question in self._allowed:
-            return True
-        try:
-            answer = await self.ask(tool, question)
-        except Exception as exc:  # a client that cannot answer means no
-            log.warning("could not ask the user (%s); denying", exc)
-            return False
-        if answer == UNASKED:
-            raise NobodyToAsk(question)
-        if answer == "always":
-            self._allowed.add(question)
-        return answer in ("allow", "always")
-
     def instructions(self) -> str:
         """The workspace's AGENTS.md (or .forge/AGENTS.md), at most MAX_INSTRUCTIONS_CHARS (blocking: run it in a thread).
 
@@ -350,8 +322,12 @@ class WorkspaceRuntime:
             SYSTEM_PROMPT, {"env": env, "tool_names": tools.names(), "custom_instructions": instructions or None}
         )
 
-    async def run(self, prompt: str, emit: Emit, model: str | None = None, turn_id: str | None = None) -> TurnSummary:
-        """Run one turn to its end. TurnInProgress if one runs; BadPrompt (a ValueError) for a bad prompt."""
+    async def run(
+        self, prompt: str, emit: Emit, model: str | None = None, turn_id: str | None = None, *, session: Session | None = None
+    ) -> TurnSummary:
+        """Run one turn of a session (the workspace's own when None) to its end.
+
+        TurnInProgress if one runs in the workspace; BadPrompt (a ValueError) for a bad prompt; NoModel."""
         if self.running:
             raise TurnInProgress(f"a turn is already running in this workspace ({self.turn_id}); cancel it first")
         check_prompt(prompt)
@@ -364,25 +340,25 @@ class WorkspaceRuntime:
         if holder is not None:
             raise TurnInProgress(f"a turn is running in this workspace ({holder}); wait for it to end or cancel it")
         try:
-            return await self._run_locked(prompt, emit, model, turn_id)
+            return await self._run_locked(prompt, emit, model, turn_id, session or self.session)
         finally:
             self.store.turn_lock.release()
 
-    async def _run_locked(self, prompt: str, emit: Emit, model: str, turn_id: str) -> TurnSummary:
+    async def _run_locked(self, prompt: str, emit: Emit, model: str, turn_id: str, session: Session) -> TurnSummary:
         config = self.config
         ctx = ToolContext(
             self.workspace,
             config,
-            self.files,
+            session.files,
             self.snapshots,
-            self.todos,
-            self._confirm,
+            session.todos,
+            session.confirm,
             watch=self.store.watch_process,
             notice=lambda message: self.on_notice(message),
         )
         tools = BoundTools(self.registry, ctx)
         llm = LiteLLMModel(config, self.root, model)
-        conversation = self.store.current_conversation()
+        conversation = self.conversation_of(session)
         instructions = await asyncio.to_thread(self.instructions)
         orchestrator = Orchestrator(
             config,
@@ -419,6 +395,53 @@ class WorkspaceRuntime:
         self.last_usage = summary.usage
         self.last_errors = dict(summary.reason.errors) if summary.reason is not None and hasattr(summary.reason, "errors") else {}
         return summary
+
+    # The workspace session's parts under their old names, while acp/ still swaps them (removed once it passes its own session).
+    @property
+    def files(self) -> FileStore:
+        return self.session.files
+
+    @files.setter
+    def files(self, files: FileStore) -> None:
+        self.session.files = files
+
+    @property
+    def ask(self) -> Ask:
+        return self.session.ask
+
+    @ask.setter
+    def ask(self, ask: Ask) -> None:
+        self.session.ask = ask
+
+    @property
+    def todos(self) -> list[dict[str, str]]:
+        return self.session.todos
+
+    # -- sessions ------------------------------------------------------------
+
+    def conversation_of(self, session: Session) -> str:
+        """The conversation a session's next turn continues; a session of its own makes it the current one."""
+        if session.conversation_id is None:
+            return self.store.current_conversation()
+        self.store.select_conversation(session.conversation_id)
+        return session.conversation_id
+
+    def new_session(self, files: FileStore | None = None, ask: Ask = deny_all) -> Session:
+        """A session of a new conversation (ACP's session/new)."""
+        return Session(self.store.new_conversation(), files or DiskFiles(), ask)
+
+    def load_session(self, conversation_id: str, files: FileStore | None = None, ask: Ask = deny_all) -> Session:
+        """A session that resumes a stored conversation, its todo list as its last todo_write left it
+        (ACP's session/load). KeyError when there is no such conversation."""
+        if not self.store.select_conversation(conversation_id):
+            raise KeyError(conversation_id)
+        session = Session(conversation_id, files or DiskFiles(), ask)
+        session.restore_todos(self.store.history(conversation_id))
+        return session
+
+    def history(self, session: Session) -> list[ChatMessage]:
+        """Every stored message of the session's conversation, in order."""
+        return self.store.history(self.conversation_of(session))
 
     def close(self) -> None:
         """Cancel a running turn and close the state database."""
