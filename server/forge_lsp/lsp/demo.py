@@ -11,7 +11,7 @@ from typing import Any, TextIO
 from lsprotocol import types as t
 from pygls.lsp.client import LanguageClient
 
-from forge_lsp.cli import EXIT_CODES, EXIT_FAILED
+from forge_lsp.cli.exit_codes import EXIT_CODES, EXIT_FAILED
 from forge_lsp.domain.events import format_reason
 from forge_lsp.render import EventPrinter, say
 
