@@ -113,7 +113,7 @@ def _main(argv: Sequence[str] | None) -> int:
         folder = Path(args.workspace) if args.workspace else None
         if folder is not None and folder.exists() and not folder.is_dir():
             raise UsageError(f"demo workspace {folder} is not a folder")
-        from forge_lsp.cli.demo import run_demo
+        from forge_lsp.cli.demo import run_demo  # here, not above: the demo's LSP client (pygls) loads for the demo only
 
         return run_demo(folder, args.in_process, args.keep, sys.stdout)
     tcp = _tcp_address(*args.tcp) if args.tcp else None
