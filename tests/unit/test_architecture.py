@@ -41,3 +41,9 @@ def test_lsp_layer_holds_no_retry_or_limit_logic() -> None:
     for f in (PACKAGE / "lsp").glob("*.py"):
         text = f.read_text()
         assert "ToolErrorTracker" not in text and "remaining_attempts" not in text, f.name
+
+
+def test_lsp_and_acp_do_not_import_the_cli() -> None:
+    for f in [*(PACKAGE / "lsp").glob("*.py"), *(PACKAGE / "acp").glob("*.py")]:
+        for name in imports(f):
+            assert not name.startswith("forge_lsp.cli"), f"{f.parent.name}/{f.name} imports {name}"

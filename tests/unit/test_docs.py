@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from forge_lsp.cli import build_parser
+from forge_lsp.cli.parser import build_parser
 from forge_lsp.domain.config import default_values
 from forge_lsp.domain.events import Event
 from forge_lsp.lsp.server import COMMANDS

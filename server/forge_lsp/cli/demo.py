@@ -1,9 +1,15 @@
-"""forge-lsp demo: a real turn through the real server, driven as an LSP client would drive it."""
+"""forge-lsp demo: the builtin demo turn in a workspace of its own, in-process or through the real server.
+
+Through the server, it is a real turn driven as an LSP client would drive it.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import os
+import shutil
 import sys
+import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any, TextIO
@@ -11,9 +17,47 @@ from typing import Any, TextIO
 from lsprotocol import types as t
 from pygls.lsp.client import LanguageClient
 
-from forge_lsp.cli import EXIT_CODES, EXIT_FAILED
+from forge_lsp.cli.exit_codes import EXIT_CODES, EXIT_FAILED, EXIT_INTERRUPTED
+from forge_lsp.cli.headless import run_headless
 from forge_lsp.domain.events import format_reason
 from forge_lsp.render import EventPrinter, say
+
+DEMO_FILES = {
+    "app.cfg": "[server]\nhost: localhost\nport: 8080\n",
+    ".forge.toml": 'model = "scripted/demo"\n\n[retry]\nmin_delay_ms = 200\n',
+    "README.md": "A tiny project for the forge-lsp demo.\n",
+}
+DEMO_PROMPT = "Change the server port in app.cfg to 9090."
+
+
+def make_demo_workspace(folder: Path | None = None) -> Path:
+    """A temporary workspace with the files the builtin demo script expects."""
+    root = folder or Path(tempfile.mkdtemp(prefix="forge-demo-"))
+    root.mkdir(parents=True, exist_ok=True)
+    for name, content in DEMO_FILES.items():
+        (root / name).write_text(content, encoding="utf-8")
+    return root
+
+
+def run_demo(folder: Path | None, in_process: bool, keep: bool, out: TextIO) -> int:
+    """The demo turn in a workspace of its own; a temporary one is removed afterwards unless keep."""
+    temporary = folder is None
+    root = make_demo_workspace(folder)
+    try:
+        say(out, f"forge-lsp demo: workspace {root}\n")
+        if in_process:
+            code = asyncio.run(run_headless(DEMO_PROMPT, root, None, out, trusted=True))  # it wrote the files
+        else:
+            code = asyncio.run(run_demo_through_server(root, DEMO_PROMPT, out))
+        if temporary and not keep:
+            say(out, "\ntemporary workspace removed (forge-lsp demo --keep keeps it, with the turn's transcript)")
+        else:
+            say(out, f"\ntranscripts: {root / '.forge' / 'transcripts'}")
+    finally:
+        if temporary and not keep:
+            shutil.rmtree(root, ignore_errors=True)
+    # The demo is meant to end in an interrupt: that is success for it.
+    return 0 if code == EXIT_INTERRUPTED else 1
 
 
 def _plain(value: Any) -> Any:
@@ -96,8 +140,6 @@ async def run_demo_through_server(root: Path, prompt: str, out: TextIO) -> int:
                 say(out, f"  line {d.range.start.line + 1}: {d.message}")
         if not offers:
             # The Continue offer is sent after the result; give it a moment to arrive.
-            import asyncio
-
             for _ in range(20):
                 if offers:
                     break

@@ -1,0 +1,63 @@
+"""forge-lsp trust and forge-lsp conversations: the user's trust decisions and the workspace's stored conversations."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from forge_lsp.render import say
+
+
+def trust_command(folder: Path, revoke: bool, status: bool, out: TextIO) -> int:
+    """forge-lsp trust DIR [--revoke | --status]: the user's decision, in the user's state folder."""
+    from forge_lsp.trust import CHANGED, TRUSTED, TrustStore, trust_files
+
+    store = TrustStore()
+    root = folder.resolve()
+    if status:
+        state = store.state(root)
+        words = {TRUSTED: "trusted", CHANGED: "not trusted (its files changed since you trusted it)"}
+        say(out, f"{root}: {words.get(state, 'not trusted')}")
+        return 0 if state == TRUSTED else 1
+    if revoke:
+        known = store.revoke(root)
+        say(out, f"{root}: no longer trusted" if known else f"{root}: was not trusted")
+        return 0
+    store.trust(root)
+    present = [p.relative_to(root).as_posix() if p.is_relative_to(root) else str(p) for p in trust_files(root) if p.exists()]
+    covered = ", ".join(present) if present else "no .forge.toml or .forge/templates yet"
+    say(out, f"{root}: trusted ({covered}); a change to these files asks again. Recorded in {store.path}")
+    return 0
+
+
+def conversations_command(workspace: Path, as_json: bool, out: TextIO) -> int:
+    """forge-lsp conversations: the workspace's stored conversations, the latest first."""
+    import json
+
+    from forge_lsp.runtime import WorkspaceRuntime
+    from forge_lsp.state import stored_state_file
+
+    if stored_state_file(workspace) is None:  # nothing stored, in .forge/ or the fallback: listing creates no .forge/
+        say(out, "[]" if as_json else f"no conversations in {workspace.resolve()} yet")
+        return 0
+    runtime = WorkspaceRuntime(workspace)
+    runtime.on_notice = lambda message: say(sys.stderr, message)
+    try:
+        listed = runtime.list_conversations()
+        current = runtime.store.current_conversation() if listed else None
+    finally:
+        runtime.close()
+    if as_json:
+        say(out, json.dumps(listed, indent=2))
+        return 0
+    if not listed:
+        say(out, f"no conversations in {runtime.root} yet")
+        return 0
+    for c in listed:
+        mark = "*" if c["id"] == current else " "
+        status = c["lastStatus"] or "-"
+        title = c["title"] or "(no turn yet)"
+        say(out, f"{mark} {c['id']}  {c['updated']}  {c['turns']:>3} turns  {status:<11} {c['tokens']:>8} tokens  {title}")
+    say(out, '(* the current one; `forge-lsp run --conversation ID "PROMPT"` continues another)')
+    return 0

@@ -1,0 +1,86 @@
+"""forge-lsp run: one agent turn in-process, its events printed; and the checks of what the user typed for it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from forge_lsp.cli.exit_codes import EXIT_CODES, EXIT_FAILED, EXIT_USAGE
+from forge_lsp.cli.parser import UsageError
+from forge_lsp.render import EventPrinter, say
+
+MAX_PRINTED_PROBLEMS = 50
+
+
+async def run_headless(
+    prompt: str, workspace: Path, model: str | None, out: TextIO, trusted: bool = False, conversation: str | None = None
+) -> int:
+    """Run one turn in-process and print its events; returns the exit code.
+
+    trusted: the user said so for this run (--trust); otherwise the trust store decides.
+    conversation: continue this stored conversation (--conversation ID) instead of the current one.
+    """
+    from forge_lsp.llm.litellm_adapter import warm_up
+    from forge_lsp.runtime import NoModel, TurnInProgress, WorkspaceRuntime
+
+    check_prompt(prompt)
+    warm_up()
+    runtime = WorkspaceRuntime(workspace, trusted=True if trusted else None)
+    runtime.on_notice = lambda message: say(sys.stderr, message)
+    from forge_lsp.config import UNTRUSTED
+
+    ignored = runtime.untrusted_problems()
+    problems = [p for p in runtime.effective.problems if p.code != UNTRUSTED] + ignored
+    for problem in problems[:MAX_PRINTED_PROBLEMS]:
+        say(sys.stderr, f"config: {problem}")
+    if len(problems) > MAX_PRINTED_PROBLEMS:
+        say(sys.stderr, f"config: ... and {len(problems) - MAX_PRINTED_PROBLEMS} more problems")
+    if ignored:
+        changed = " (it changed since you trusted it)" if runtime.trust_state() == "changed" else ""
+        say(
+            sys.stderr,
+            f"forge-lsp: {runtime.root} is not trusted{changed}: the settings above are ignored; "
+            f"`forge-lsp trust {workspace}` trusts it, --trust trusts it for this run",
+        )
+    if conversation is not None:
+        try:
+            runtime.open_conversation(conversation)
+        except KeyError:
+            runtime.close()
+            raise UsageError(
+                f"no conversation {conversation!r} in {runtime.root}: `forge-lsp conversations -w {workspace}` lists them"
+            ) from None
+    printer = EventPrinter(out)
+    try:
+        summary = await runtime.run(prompt, lambda e: printer(e.to_dict()), model)
+    except TurnInProgress as exc:
+        say(sys.stderr, f"forge-lsp: {exc}")
+        return EXIT_FAILED
+    except NoModel as exc:
+        say(sys.stderr, f"forge-lsp: {exc}, or pass --model")
+        return EXIT_USAGE
+    except ValueError as exc:  # the runtime's own check of the prompt
+        raise UsageError(str(exc)) from exc
+    finally:
+        runtime.close()
+    printer.flush_text()
+    # The answer once more at the end, unless it is what was just printed (a one-reply turn).
+    if summary.text and summary.text.strip() != printer.last_text:
+        say(out, f"\n{summary.text}")
+    return EXIT_CODES[summary.status.value]
+
+
+def check_prompt(prompt: str) -> None:
+    """UsageError for a prompt no turn can run (before seconds go into loading litellm)."""
+    if not prompt.strip():
+        raise UsageError('the prompt is empty: say what the agent should do, e.g. forge-lsp run "fix the failing test"')
+
+
+def check_workspace(path: Path) -> Path:
+    """The workspace folder, or a UsageError saying what is wrong with it."""
+    if not path.exists():
+        raise UsageError(f"workspace {path} does not exist")
+    if not path.is_dir():
+        raise UsageError(f"workspace {path} is not a folder")
+    return path

@@ -1,0 +1,135 @@
+"""forge-lsp: the command line read and dispatched (run, conversations, trust, acp, demo), or the language server on stdio or TCP."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from forge_lsp.cli.commands import conversations_command, trust_command
+from forge_lsp.cli.exit_codes import EXIT_CANCELLED, EXIT_FAILED, EXIT_USAGE
+from forge_lsp.cli.headless import check_prompt, check_workspace, run_headless
+from forge_lsp.cli.parser import UsageError, build_parser
+from forge_lsp.render import say
+
+if TYPE_CHECKING:
+    from forge_lsp.lsp.protocol import ForgeProtocol
+
+log = logging.getLogger(__name__)
+
+
+def _setup_logging(verbose: int, log_file: str | None) -> None:
+    level = logging.WARNING - 10 * min(verbose, 2)
+    handler: logging.Handler = logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
+    logging.basicConfig(level=level, handlers=[handler], format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the forge-lsp console script: user mistakes are one line on stderr, never a traceback."""
+    code = _guarded_main(argv)
+    _exit_now_if_still_loading(code)
+    return code
+
+
+def _exit_now_if_still_loading(code: int) -> None:
+    """A run that ends while litellm still loads in its daemon thread (a refused turn, a bad prompt) exits at once.
+
+    Finalizing the interpreter under an import in flight can abort the process
+    (SIGABRT, exit -6) instead of exiting with the code it chose.
+    """
+    adapter = sys.modules.get("forge_lsp.llm.litellm_adapter")
+    thread = getattr(adapter, "_warming", None)
+    if isinstance(thread, threading.Thread) and thread.is_alive():
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        logging.shutdown()
+        os._exit(code)
+
+
+def _guarded_main(argv: Sequence[str] | None) -> int:
+    try:
+        return _main(argv)
+    except UsageError as exc:
+        say(sys.stderr, f"forge-lsp: {exc}")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        say(sys.stderr, "forge-lsp: cancelled")
+        return EXIT_CANCELLED
+    except BrokenPipeError:
+        # The reader went away (`forge-lsp run ... | head`): nothing to report, and nothing more to write.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_FAILED
+    except OSError as exc:  # a folder that cannot be written, a port in use, a log file in a missing folder
+        log.info("forge-lsp failed", exc_info=True)
+        say(sys.stderr, f"forge-lsp: {exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}")
+        return EXIT_FAILED
+    except Exception as exc:  # a bug or a damaged state file: still one line; -v shows the traceback
+        log.info("forge-lsp failed", exc_info=True)
+        say(sys.stderr, f"forge-lsp: {type(exc).__name__}: {exc} (run with -v for the traceback)")
+        return EXIT_FAILED
+
+
+def _tcp_address(host: str, port: str) -> tuple[str, int]:
+    try:
+        number = int(port)
+    except ValueError:
+        raise UsageError(f"--tcp port must be a number, not {port!r}") from None
+    if not 0 <= number <= 65535:
+        raise UsageError(f"--tcp port must be between 0 and 65535, not {number}")
+    return host, number
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    _setup_logging(args.verbose, args.log_file)
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    if args.command == "run":
+        check_prompt(args.prompt)
+        if args.model is not None and not args.model.strip():
+            raise UsageError("--model is empty: name a model, e.g. --model openai/gpt-4o or --model scripted/echo")
+        workspace = check_workspace(Path(args.workspace))
+        if args.conversation is not None and not args.conversation.strip():
+            raise UsageError("--conversation is empty: give an id from `forge-lsp conversations`")
+        return asyncio.run(
+            run_headless(args.prompt, workspace, args.model, sys.stdout, trusted=args.trust, conversation=args.conversation)
+        )
+    if args.command == "conversations":
+        return conversations_command(check_workspace(Path(args.workspace)), args.json, sys.stdout)
+    if args.command == "trust":
+        return trust_command(check_workspace(Path(args.folder)), args.revoke, args.status, sys.stdout)
+    if args.command == "acp":
+        from forge_lsp.acp.agent import serve
+
+        return asyncio.run(serve())
+    if args.command == "demo":
+        folder = Path(args.workspace) if args.workspace else None
+        if folder is not None and folder.exists() and not folder.is_dir():
+            raise UsageError(f"demo workspace {folder} is not a folder")
+        from forge_lsp.cli.demo import run_demo  # here, not above: the demo's LSP client (pygls) loads for the demo only
+
+        return run_demo(folder, args.in_process, args.keep, sys.stdout)
+    tcp = _tcp_address(*args.tcp) if args.tcp else None
+    from forge_lsp.lsp.server import create_server
+
+    server = create_server()
+    protocol = cast("ForgeProtocol", server.protocol)
+    if tcp:
+        server.start_tcp(*tcp)
+    else:
+        # stdout is the LSP channel: the server writes to the real one, and anything else that
+        # prints (a library's stray print) goes to stderr instead of corrupting the protocol.
+        from forge_lsp.lsp.transport import CoalescingWriter
+
+        channel = CoalescingWriter(sys.stdout.buffer)
+        sys.stdout = sys.stderr
+        server.start_io(sys.stdin.buffer, channel)  # type: ignore[arg-type]
+    # exit after shutdown is 0, exit without it 1 (LSP spec); the client going away without exit is 0.
+    return protocol.exit_code or 0

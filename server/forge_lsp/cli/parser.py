@@ -1,0 +1,51 @@
+"""The forge-lsp command line: its options and subcommands, and what a usage mistake is."""
+
+from __future__ import annotations
+
+import argparse
+from typing import NoReturn
+
+from forge_lsp import __version__
+
+
+class UsageError(Exception):
+    """A mistake in what the user typed: reported as one line, never as a traceback."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line and exit 1 (not usage text and exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line."""
+    parser = _Parser(prog="forge-lsp", description="A Forge-style coding agent behind LSP.")
+    parser.add_argument("--version", action="version", version=f"forge-lsp {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (to stderr or --log-file)")
+    parser.add_argument("--log-file", help="write logs to this file")
+    parser.add_argument("--stdio", action="store_true", help="serve LSP over stdin/stdout (the default)")
+    parser.add_argument("--tcp", nargs=2, metavar=("HOST", "PORT"), help="serve LSP over TCP")
+    sub = parser.add_subparsers(dest="command")
+    run = sub.add_parser("run", help="run one agent turn headless and print its events")
+    run.add_argument("prompt")
+    run.add_argument("--workspace", "-w", default=".", help="workspace root (default: .)")
+    run.add_argument("--model", "-m", help="model, e.g. openai/gpt-4o or scripted/demo")
+    run.add_argument(
+        "--trust", action="store_true", help="trust the workspace's .forge.toml and .forge/ for this run (not recorded)"
+    )
+    run.add_argument("--conversation", "-c", metavar="ID", help="continue this conversation (see forge-lsp conversations)")
+    conversations = sub.add_parser("conversations", help="list the workspace's conversations, the latest first")
+    conversations.add_argument("--workspace", "-w", default=".", help="workspace root (default: .)")
+    conversations.add_argument("--json", action="store_true", help="print them as JSON")
+    trust = sub.add_parser("trust", help="trust a workspace's .forge.toml and .forge/ (recorded in your state folder)")
+    trust.add_argument("folder", nargs="?", default=".", help="the workspace folder (default: .)")
+    trust.add_argument("--revoke", action="store_true", help="no longer trust it")
+    trust.add_argument("--status", action="store_true", help="only say whether it is trusted")
+    sub.add_parser("acp", help="serve the Agent Client Protocol on stdin/stdout (Zed, JetBrains, CodeCompanion)")
+    demo = sub.add_parser("demo", help="run the builtin demo turn in a temporary workspace")
+    demo.add_argument("--workspace", "-w", help="use this folder instead of a temporary one")
+    demo.add_argument("--in-process", action="store_true", help="run the turn without the language server")
+    demo.add_argument("--keep", action="store_true", help="keep the temporary workspace (and its transcript) afterwards")
+    return parser
