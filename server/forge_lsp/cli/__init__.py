@@ -1,5 +1,5 @@
 """forge-lsp's command line: `main` is the console script (pyproject.toml) and `python -m forge_lsp`."""
 
-from forge_lsp.cli.main import main
+from forge_lsp.cli.app import main
 
 __all__ = ["main"]
