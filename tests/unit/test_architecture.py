@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
+
+import pytest
 
 import forge_lsp
 
@@ -43,7 +46,89 @@ def test_lsp_layer_holds_no_retry_or_limit_logic() -> None:
         assert "ToolErrorTracker" not in text and "remaining_attempts" not in text, f.name
 
 
-def test_lsp_and_acp_do_not_import_the_cli() -> None:
-    for f in [*(PACKAGE / "lsp").glob("*.py"), *(PACKAGE / "acp").glob("*.py")]:
-        for name in imports(f):
-            assert not name.startswith("forge_lsp.cli"), f"{f.parent.name}/{f.name} imports {name}"
+def test_frontends_do_not_import_each_other() -> None:
+    """lsp/, acp/ and cli/ adapt the core; lsp/ and acp/ never import each other or cli/."""
+    others = {"lsp": ("forge_lsp.acp", "forge_lsp.cli"), "acp": ("forge_lsp.lsp", "forge_lsp.cli")}
+    for frontend, forbidden in others.items():
+        files = list((PACKAGE / frontend).rglob("*.py"))
+        assert files
+        for f in files:
+            for name in imports(f):
+                assert not name.startswith(forbidden), f"{frontend}/{f.name} imports {name}"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def project_imports(path: Path, modules: set[str]) -> set[str]:
+    """The project modules a file imports, at the top or inside a function (a lazy import is still a
+    dependency), but not under `if TYPE_CHECKING:` (types only: nothing is imported when it runs)."""
+    tree = ast.parse(path.read_text())
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped |= {id(n) for child in node.body for n in ast.walk(child)}
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name in modules}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("forge_lsp"):
+            # `from pkg import sub` depends on the module pkg.sub; `from mod import name`, on mod.
+            subs = {f"{node.module}.{a.name}" for a in node.names} & modules
+            found |= subs or {node.module}
+    return found & modules
+
+
+def import_cycles() -> list[list[str]]:
+    """Strongly connected groups of project modules (Tarjan): each group is an import cycle."""
+    files = {module_name(f): f for f in PACKAGE.rglob("*.py")}
+    graph = {m: sorted(project_imports(f, set(files)) - {m}) for m, f in files.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(m: str) -> None:
+        index[m] = low[m] = len(index)
+        stack.append(m)
+        for n in graph[m]:
+            if n not in index:
+                visit(n)
+                low[m] = min(low[m], low[n])
+            elif n in stack:
+                low[m] = min(low[m], index[n])
+        if low[m] == index[m]:
+            group = []
+            while True:
+                n = stack.pop()
+                group.append(n)
+                if n == m:
+                    break
+            if len(group) > 1:
+                cycles.append(sorted(group))
+
+    for m in sorted(graph):
+        if m not in index:
+            visit(m)
+    return cycles
+
+
+def test_no_import_cycles() -> None:
+    assert len(list(PACKAGE.rglob("*.py"))) > 40
+    assert import_cycles() == []
+
+
+def test_the_cycle_check_finds_a_cycle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "forge_lsp"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from forge_lsp.sub import b\n")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "sub" / "b.py").write_text("def f():\n    from forge_lsp.a import x\n")
+    (package / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from forge_lsp import a\n")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", package)
+    assert import_cycles() == [["forge_lsp.a", "forge_lsp.sub.b"]]
