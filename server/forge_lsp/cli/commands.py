@@ -35,7 +35,7 @@ def conversations_command(workspace: Path, as_json: bool, out: TextIO) -> int:
     """forge-lsp conversations: the workspace's stored conversations, the latest first."""
     import json
 
-    from forge_lsp.runtime import WorkspaceRuntime
+    from forge_lsp.core.runtime import WorkspaceRuntime
     from forge_lsp.state import stored_state_file
 
     if stored_state_file(workspace) is None:  # nothing stored, in .forge/ or the fallback: listing creates no .forge/
@@ -45,7 +45,7 @@ def conversations_command(workspace: Path, as_json: bool, out: TextIO) -> int:
     runtime.on_notice = lambda message: say(sys.stderr, message)
     try:
         listed = runtime.list_conversations()
-        current = runtime.store.current_conversation() if listed else None
+        current = runtime.current_conversation() if listed else None
     finally:
         runtime.close()
     if as_json:

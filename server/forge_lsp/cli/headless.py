@@ -8,6 +8,8 @@ from typing import TextIO
 
 from forge_lsp.cli.exit_codes import EXIT_CODES, EXIT_FAILED, EXIT_USAGE
 from forge_lsp.cli.parser import UsageError
+from forge_lsp.core.errors import BadPrompt, EmptyPrompt, NoModel, TurnInProgress
+from forge_lsp.core.errors import check_prompt as core_check_prompt
 from forge_lsp.render import EventPrinter, say
 
 MAX_PRINTED_PROBLEMS = 50
@@ -21,22 +23,19 @@ async def run_headless(
     trusted: the user said so for this run (--trust); otherwise the trust store decides.
     conversation: continue this stored conversation (--conversation ID) instead of the current one.
     """
+    from forge_lsp.core.runtime import WorkspaceRuntime
     from forge_lsp.llm.litellm_adapter import warm_up
-    from forge_lsp.runtime import NoModel, TurnInProgress, WorkspaceRuntime
 
     check_prompt(prompt)
     warm_up()
     runtime = WorkspaceRuntime(workspace, trusted=True if trusted else None)
     runtime.on_notice = lambda message: say(sys.stderr, message)
-    from forge_lsp.config import UNTRUSTED
-
-    ignored = runtime.untrusted_problems()
-    problems = [p for p in runtime.effective.problems if p.code != UNTRUSTED] + ignored
+    problems = runtime.reported_problems()
     for problem in problems[:MAX_PRINTED_PROBLEMS]:
         say(sys.stderr, f"config: {problem}")
     if len(problems) > MAX_PRINTED_PROBLEMS:
         say(sys.stderr, f"config: ... and {len(problems) - MAX_PRINTED_PROBLEMS} more problems")
-    if ignored:
+    if runtime.ignored_keys():
         changed = " (it changed since you trusted it)" if runtime.trust_state() == "changed" else ""
         say(
             sys.stderr,
@@ -60,7 +59,7 @@ async def run_headless(
     except NoModel as exc:
         say(sys.stderr, f"forge-lsp: {exc}, or pass --model")
         return EXIT_USAGE
-    except ValueError as exc:  # the runtime's own check of the prompt
+    except BadPrompt as exc:  # the runtime's own check of the prompt
         raise UsageError(str(exc)) from exc
     finally:
         runtime.close()
@@ -73,8 +72,12 @@ async def run_headless(
 
 def check_prompt(prompt: str) -> None:
     """UsageError for a prompt no turn can run (before seconds go into loading litellm)."""
-    if not prompt.strip():
-        raise UsageError('the prompt is empty: say what the agent should do, e.g. forge-lsp run "fix the failing test"')
+    try:
+        core_check_prompt(prompt)
+    except EmptyPrompt:
+        raise UsageError('the prompt is empty: say what the agent should do, e.g. forge-lsp run "fix the failing test"') from None
+    except BadPrompt as exc:
+        raise UsageError(str(exc)) from None
 
 
 def check_workspace(path: Path) -> Path:

@@ -148,6 +148,15 @@ class WorkspaceRuntime:
             problems.append(ConfigProblem("workspace", "", f"{TEMPLATES_DIR / name}: {message}", folder / name, 1, UNTRUSTED))
         return problems
 
+    def reported_problems(self) -> list[ConfigProblem]:
+        """What every frontend reports of the config in force: each bad key or value and each file
+        that does not parse, then everything ignored because the workspace is not trusted."""
+        return [p for p in self.effective.problems if p.code != UNTRUSTED] + self.untrusted_problems()
+
+    def ignored_keys(self) -> list[str]:
+        """The names of what an untrusted workspace had ignored (keys, template files), sorted, once each."""
+        return sorted({p.key or (p.path.name if p.path else "") for p in self.untrusted_problems()})
+
     @property
     def store(self) -> StateStore:
         """The workspace's state, opened on first use (.forge/ is created only when needed).
@@ -192,6 +201,10 @@ class WorkspaceRuntime:
             raise TurnInProgress("a turn is running; cancel it before starting a new conversation")
         self.session.reset()
         return self.store.new_conversation()
+
+    def current_conversation(self) -> str:
+        """The id of the conversation the workspace's own session continues (one is made if there is none)."""
+        return self.store.current_conversation()
 
     def list_conversations(self) -> list[dict[str, Any]]:
         """forge.listConversations: [{id, title, turns, lastStatus, tokens, updated}], the latest first."""
