@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from forge_lsp import state
+from forge_lsp.domain.messages import ChatMessage
 from forge_lsp.state import STATE_FILE, StateStore
 
 pytestmark = pytest.mark.timeout(60)
@@ -188,7 +189,7 @@ def test_a_symlinked_state_file_is_moved_aside_not_followed(tmp_path: Path, work
     link.symlink_to(outside)
     seen: list[str] = []
     store = StateStore(workspace, trusted=True, notify=seen.append)
-    store.append(store.current_conversation(), "t", state.ChatMessage("user", "hello"))
+    store.append(store.current_conversation(), "t", ChatMessage("user", "hello"))
     store.close()
     assert outside.read_bytes() == before and not (tmp_path / "victim.sqlite3-wal").exists()
     assert not link.is_symlink() and link.is_file()
@@ -209,7 +210,7 @@ def test_a_symlinked_wal_file_is_refused(tmp_path: Path, workspace: Path) -> Non
     StateStore(workspace).close()
     (workspace / ".forge" / f"{STATE_FILE}-wal").symlink_to(outside)
     store = StateStore(workspace, notify=lambda _m: None)
-    store.append(store.current_conversation(), "t", state.ChatMessage("user", "hello"))
+    store.append(store.current_conversation(), "t", ChatMessage("user", "hello"))
     store.close()
     assert outside.read_bytes() == b"keep me"
 
@@ -220,7 +221,7 @@ def test_a_symlinked_forge_folder_is_not_used(tmp_path: Path, workspace: Path) -
     (workspace / ".forge").symlink_to(outside)
     seen: list[str] = []
     store = StateStore(workspace, notify=seen.append)
-    store.append(store.current_conversation(), "t", state.ChatMessage("user", "hello"))
+    store.append(store.current_conversation(), "t", ChatMessage("user", "hello"))
     store.close()
     assert list(outside.iterdir()) == []
     assert store.path.is_relative_to(Path(os.environ["XDG_STATE_HOME"]))
@@ -258,7 +259,7 @@ def test_a_damaged_state_file_is_moved_aside_with_one_message(workspace: Path, d
     seen: list[str] = []
     store = StateStore(workspace, trusted=True, notify=seen.append)
     cid = store.current_conversation()
-    store.append(cid, "t", state.ChatMessage("user", "hello"))
+    store.append(cid, "t", ChatMessage("user", "hello"))
     assert [m.content for m in store.history(cid)] == ["hello"]
     store.close()
     (moved,) = [p for p in path.parent.iterdir() if p.name.startswith(f"{STATE_FILE}.damaged-")]
@@ -284,7 +285,7 @@ def test_a_state_file_with_the_wrong_schema_is_moved_aside(workspace: Path) -> N
 def test_a_stored_message_that_does_not_parse_is_skipped(workspace: Path) -> None:
     store = StateStore(workspace)
     cid = store.current_conversation()
-    store.append(cid, "t", state.ChatMessage("user", "kept"))
+    store.append(cid, "t", ChatMessage("user", "kept"))
     store._run("INSERT INTO messages (conversation_id, turn_id, data, created) VALUES (?, 't', '[1, 2', 0)", (cid,))
     store._run("INSERT INTO messages (conversation_id, turn_id, data, created) VALUES (?, 't', '{\"x\": 1}', 0)", (cid,))
     assert [m.content for m in store.history(cid)] == ["kept"]
@@ -628,7 +629,7 @@ async def test_the_same_file_in_a_trusted_workspace_is_used_and_adopted(
 def test_a_state_created_by_forge_lsp_is_used_on_the_next_untrusted_start(workspace: Path) -> None:
     store = StateStore(workspace)
     cid = store.current_conversation()
-    store.append(cid, "t", state.ChatMessage("user", "mine"))
+    store.append(cid, "t", ChatMessage("user", "mine"))
     store.close()
     registry = json.loads(state.registry_path().read_text())
     assert stat.S_IMODE(state.registry_path().stat().st_mode) == 0o600
@@ -657,7 +658,7 @@ def test_a_corrupt_registry_is_an_empty_one_never_a_crash(
 
 def test_a_registered_path_holding_another_file_is_treated_as_unregistered(tmp_path: Path, workspace: Path) -> None:
     mine = StateStore(workspace)
-    mine.append(mine.current_conversation(), "t", state.ChatMessage("user", "mine"))
+    mine.append(mine.current_conversation(), "t", ChatMessage("user", "mine"))
     mine.close()
     path = workspace / ".forge" / STATE_FILE
     path.unlink()
@@ -674,7 +675,7 @@ def test_a_registered_path_holding_another_file_is_treated_as_unregistered(tmp_p
 
 def test_a_state_of_an_earlier_version_is_adopted_silently_when_trusted(workspace: Path) -> None:
     old = StateStore(workspace, trusted=True)
-    old.append(old.current_conversation(), "t", state.ChatMessage("user", "from 0.x"))
+    old.append(old.current_conversation(), "t", ChatMessage("user", "from 0.x"))
     old._run("DELETE FROM meta WHERE key='state_id'")
     old.close()
     state.registry_path().unlink()  # as an earlier version left it: no id, no registry
