@@ -22,7 +22,7 @@ from forge_lsp.domain.events import Event, TurnSummary
 from forge_lsp.domain.messages import ToolCall, ToolResult, Usage
 from forge_lsp.llm.litellm_adapter import LiteLLMModel
 from forge_lsp.orchestrator import Emit, Orchestrator, TurnRequest
-from forge_lsp.state import StateStore
+from forge_lsp.state.store import StateStore
 from forge_lsp.templates import ERROR_REFLECTION, RETRY_MESSAGE, SYSTEM_INFO, SYSTEM_PROMPT, TemplateEngine
 from forge_lsp.tools.base import DiskFiles, FileStore, NobodyToAsk, Snapshots, ToolContext, ToolFailure, read_regular
 from forge_lsp.tools.registry import ToolRegistry
