@@ -15,7 +15,7 @@ from forge_lsp.domain.messages import AssistantReply, ToolCall
 from forge_lsp.domain.retry import ModelError
 from forge_lsp.orchestrator import Orchestrator, TurnRequest
 from forge_lsp.runtime import BoundTools
-from forge_lsp.state import StateStore
+from forge_lsp.state.store import StateStore
 from forge_lsp.templates import TemplateEngine
 from forge_lsp.tools.base import ToolContext
 from forge_lsp.tools.registry import ToolRegistry
