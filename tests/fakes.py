@@ -15,7 +15,7 @@ from forge_lsp.domain.config import ForgeConfig
 from forge_lsp.domain.events import Event
 from forge_lsp.domain.messages import AssistantReply, ToolCall
 from forge_lsp.domain.retry import ModelError
-from forge_lsp.state import StateStore
+from forge_lsp.state.store import StateStore
 from forge_lsp.templates import TemplateEngine
 from forge_lsp.tools.base import ToolContext
 from forge_lsp.tools.registry import ToolRegistry

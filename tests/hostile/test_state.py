@@ -21,8 +21,11 @@ from typing import Any
 
 import pytest
 
-from forge_lsp import state
-from forge_lsp.state import STATE_FILE, StateStore
+from forge_lsp.domain.messages import ChatMessage
+from forge_lsp.state.db import SCHEMA
+from forge_lsp.state.dirs import STATE_FILE
+from forge_lsp.state.registry import StateRegistry, registry_path
+from forge_lsp.state.store import StateStore
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -188,7 +191,7 @@ def test_a_symlinked_state_file_is_moved_aside_not_followed(tmp_path: Path, work
     link.symlink_to(outside)
     seen: list[str] = []
     store = StateStore(workspace, trusted=True, notify=seen.append)
-    store.append(store.current_conversation(), "t", state.ChatMessage("user", "hello"))
+    store.append(store.current_conversation(), "t", ChatMessage("user", "hello"))
     store.close()
     assert outside.read_bytes() == before and not (tmp_path / "victim.sqlite3-wal").exists()
     assert not link.is_symlink() and link.is_file()
@@ -209,7 +212,7 @@ def test_a_symlinked_wal_file_is_refused(tmp_path: Path, workspace: Path) -> Non
     StateStore(workspace).close()
     (workspace / ".forge" / f"{STATE_FILE}-wal").symlink_to(outside)
     store = StateStore(workspace, notify=lambda _m: None)
-    store.append(store.current_conversation(), "t", state.ChatMessage("user", "hello"))
+    store.append(store.current_conversation(), "t", ChatMessage("user", "hello"))
     store.close()
     assert outside.read_bytes() == b"keep me"
 
@@ -220,7 +223,7 @@ def test_a_symlinked_forge_folder_is_not_used(tmp_path: Path, workspace: Path) -
     (workspace / ".forge").symlink_to(outside)
     seen: list[str] = []
     store = StateStore(workspace, notify=seen.append)
-    store.append(store.current_conversation(), "t", state.ChatMessage("user", "hello"))
+    store.append(store.current_conversation(), "t", ChatMessage("user", "hello"))
     store.close()
     assert list(outside.iterdir()) == []
     assert store.path.is_relative_to(Path(os.environ["XDG_STATE_HOME"]))
@@ -258,7 +261,7 @@ def test_a_damaged_state_file_is_moved_aside_with_one_message(workspace: Path, d
     seen: list[str] = []
     store = StateStore(workspace, trusted=True, notify=seen.append)
     cid = store.current_conversation()
-    store.append(cid, "t", state.ChatMessage("user", "hello"))
+    store.append(cid, "t", ChatMessage("user", "hello"))
     assert [m.content for m in store.history(cid)] == ["hello"]
     store.close()
     (moved,) = [p for p in path.parent.iterdir() if p.name.startswith(f"{STATE_FILE}.damaged-")]
@@ -284,7 +287,7 @@ def test_a_state_file_with_the_wrong_schema_is_moved_aside(workspace: Path) -> N
 def test_a_stored_message_that_does_not_parse_is_skipped(workspace: Path) -> None:
     store = StateStore(workspace)
     cid = store.current_conversation()
-    store.append(cid, "t", state.ChatMessage("user", "kept"))
+    store.append(cid, "t", ChatMessage("user", "kept"))
     store._run("INSERT INTO messages (conversation_id, turn_id, data, created) VALUES (?, 't', '[1, 2', 0)", (cid,))
     store._run("INSERT INTO messages (conversation_id, turn_id, data, created) VALUES (?, 't', '{\"x\": 1}', 0)", (cid,))
     assert [m.content for m in store.history(cid)] == ["kept"]
@@ -517,7 +520,7 @@ def seed_history(workspace: Path) -> Path:
     (workspace / ".forge").mkdir(exist_ok=True)
     path = workspace / ".forge" / STATE_FILE
     db = sqlite3.connect(path)
-    db.executescript(state.SCHEMA)
+    db.executescript(SCHEMA)
     db.execute("INSERT INTO conversations VALUES ('seeded', 0)")
     db.execute("INSERT INTO meta VALUES ('conversation', 'seeded')")
     db.execute("INSERT INTO meta VALUES ('state_id', 'attacker-chosen')")
@@ -615,7 +618,7 @@ async def test_the_same_file_in_a_trusted_workspace_is_used_and_adopted(
     trust_workspace(workspace)
     _, used, notices = await run_turn(workspace, "continue")
     assert used == path and SEEDED in json.dumps(sent[0]) and notices == []
-    assert state.StateRegistry().is_registered(path)
+    assert StateRegistry().is_registered(path)
     # Adopted: used on the next start even when the workspace is no longer trusted.
     from forge_lsp.trust import TrustStore
 
@@ -628,10 +631,10 @@ async def test_the_same_file_in_a_trusted_workspace_is_used_and_adopted(
 def test_a_state_created_by_forge_lsp_is_used_on_the_next_untrusted_start(workspace: Path) -> None:
     store = StateStore(workspace)
     cid = store.current_conversation()
-    store.append(cid, "t", state.ChatMessage("user", "mine"))
+    store.append(cid, "t", ChatMessage("user", "mine"))
     store.close()
-    registry = json.loads(state.registry_path().read_text())
-    assert stat.S_IMODE(state.registry_path().stat().st_mode) == 0o600
+    registry = json.loads(registry_path().read_text())
+    assert stat.S_IMODE(registry_path().stat().st_mode) == 0o600
     assert registry["states"][str(workspace.resolve() / ".forge" / STATE_FILE)]["id"]
     again = StateStore(workspace)
     assert again.path == workspace.resolve() / ".forge" / STATE_FILE and not again.fallback and again.notices == []
@@ -644,7 +647,7 @@ def test_a_corrupt_registry_is_an_empty_one_never_a_crash(
     workspace: Path, corrupt: bytes, caplog: pytest.LogCaptureFixture
 ) -> None:
     StateStore(workspace).close()
-    state.registry_path().write_bytes(corrupt)
+    registry_path().write_bytes(corrupt)
     with caplog.at_level("WARNING"):
         store = StateStore(workspace)
     assert store.fallback and store.path.is_relative_to(Path(os.environ["XDG_STATE_HOME"]))
@@ -652,12 +655,12 @@ def test_a_corrupt_registry_is_an_empty_one_never_a_crash(
     store.close()
     # A trusted start adopts it again: the registry is rewritten whole.
     StateStore(workspace, trusted=True).close()
-    assert state.StateRegistry().is_registered(workspace.resolve() / ".forge" / STATE_FILE)
+    assert StateRegistry().is_registered(workspace.resolve() / ".forge" / STATE_FILE)
 
 
 def test_a_registered_path_holding_another_file_is_treated_as_unregistered(tmp_path: Path, workspace: Path) -> None:
     mine = StateStore(workspace)
-    mine.append(mine.current_conversation(), "t", state.ChatMessage("user", "mine"))
+    mine.append(mine.current_conversation(), "t", ChatMessage("user", "mine"))
     mine.close()
     path = workspace / ".forge" / STATE_FILE
     path.unlink()
@@ -674,10 +677,10 @@ def test_a_registered_path_holding_another_file_is_treated_as_unregistered(tmp_p
 
 def test_a_state_of_an_earlier_version_is_adopted_silently_when_trusted(workspace: Path) -> None:
     old = StateStore(workspace, trusted=True)
-    old.append(old.current_conversation(), "t", state.ChatMessage("user", "from 0.x"))
+    old.append(old.current_conversation(), "t", ChatMessage("user", "from 0.x"))
     old._run("DELETE FROM meta WHERE key='state_id'")
     old.close()
-    state.registry_path().unlink()  # as an earlier version left it: no id, no registry
+    registry_path().unlink()  # as an earlier version left it: no id, no registry
     untrusted = StateStore(workspace)
     assert untrusted.fallback and "trust the workspace" in untrusted.notices[0]
     untrusted.close()

@@ -258,7 +258,7 @@ async def test_rate_limit_is_retried_with_the_delay_capped(workspace: Path) -> N
 
 async def test_streamed_reasoning_is_stored_bounded_and_sent_back(workspace: Path) -> None:
     from forge_lsp.domain.messages import MAX_REPLY_CHARS
-    from forge_lsp.state import StateStore
+    from forge_lsp.state.store import StateStore
 
     (workspace / "a.txt").write_text("alpha\n")
     long_thought = " ".join(["think"] * (MAX_REPLY_CHARS // 5 + 50))
@@ -283,7 +283,7 @@ async def test_streamed_reasoning_is_stored_bounded_and_sent_back(workspace: Pat
 
 
 async def test_compaction_keeps_the_last_reasoning_it_summarizes(workspace: Path) -> None:
-    from forge_lsp.state import StateStore
+    from forge_lsp.state.store import StateStore
 
     (workspace / "big.txt").write_text("a line of the file\n" * 200)
     read = {"tool": "read", "arguments": json.dumps({"file_path": "big.txt"})}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from forge_lsp.state import INTERRUPTED_RESULT, StateStore
+from forge_lsp.state.store import INTERRUPTED_RESULT, StateStore
 
 from support.openai_server import OpenAIStub
 from support.rawlsp import RawClient

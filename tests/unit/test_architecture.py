@@ -132,3 +132,38 @@ def test_the_cycle_check_finds_a_cycle(tmp_path: Path, monkeypatch: pytest.Monke
     (package / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from forge_lsp import a\n")
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", package)
     assert import_cycles() == [["forge_lsp.a", "forge_lsp.sub.b"]]
+
+
+def test_state_modules_import_each_other_by_module_path() -> None:
+    # Through the package's __init__ (which imports them all) an import would cycle.
+    files = [f for f in (PACKAGE / "state").glob("*.py") if f.name != "__init__.py"]
+    assert files
+    for f in files:
+        for name in imports(f):
+            assert name not in ("forge_lsp", "forge_lsp.state"), f"{f.name} imports {name}"
+
+
+def defined(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return names
+
+
+def test_the_state_package_re_exports_the_names_of_its_modules() -> None:
+    # forge_lsp.state was one module: `from forge_lsp.state import StateStore` and the like keep working.
+    import importlib
+
+    import forge_lsp.state as package
+
+    for name in package.__all__:
+        homes = [f.stem for f in (PACKAGE / "state").glob("*.py") if f.name != "__init__.py" and name in defined(f)]
+        assert len(homes) == 1, (name, homes)
+        assert getattr(package, name) is getattr(importlib.import_module(f"forge_lsp.state.{homes[0]}"), name), name
+    for name in ("StateStore", "StateRegistry", "INTERRUPTED_RESULT", "title_of", "stored_state_file", "may_signal"):
+        assert name in package.__all__, name

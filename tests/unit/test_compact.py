@@ -16,7 +16,7 @@ from forge_lsp.domain.config import CompactConfig, ForgeConfig, check_key, trust
 from forge_lsp.domain.events import Compacted
 from forge_lsp.domain.messages import ChatMessage, ToolCall
 from forge_lsp.domain.tokens import estimate_tokens
-from forge_lsp.state import StateStore
+from forge_lsp.state.store import StateStore
 from forge_lsp.templates import TemplateEngine
 
 from fakes import FakeModel, Harness, answer

@@ -10,7 +10,7 @@ import pytest
 from forge_lsp.core.errors import TurnInProgress
 from forge_lsp.core.runtime import WorkspaceRuntime
 from forge_lsp.domain.messages import ChatMessage
-from forge_lsp.state import StateStore, title_of
+from forge_lsp.state.store import StateStore, title_of
 
 
 def test_title_is_the_first_prompts_first_line() -> None:

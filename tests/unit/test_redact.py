@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from forge_lsp import state
 from forge_lsp.domain.messages import AssistantReply
 from forge_lsp.redact import REDACTED, is_secret_name, redact, redact_data, secret_values
-from forge_lsp.state import StateStore
+from forge_lsp.state.liveness import boot_id, may_signal
+from forge_lsp.state.store import StateStore
 
 from fakes import Harness, answer
 
@@ -153,7 +153,7 @@ def test_a_running_command_line_is_stored_redacted_and_still_recognised(workspac
         names = [d[0] for d in cursor.description]
         (row,) = [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
         assert REDACTED in row["cmdline"]
-        assert state.may_signal(row, state.boot_id(), set()) is None
+        assert may_signal(row, boot_id(), set()) is None
         store.close()
     finally:
         proc.kill()

@@ -6,7 +6,7 @@ import sqlite3
 from pathlib import Path
 
 from forge_lsp.domain.messages import ChatMessage, ToolCall
-from forge_lsp.state import INTERRUPTED_RESULT, StateStore
+from forge_lsp.state.store import INTERRUPTED_RESULT, StateStore
 
 
 def test_new_store_resumes_the_conversation(workspace: Path) -> None:

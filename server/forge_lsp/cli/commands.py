@@ -36,7 +36,7 @@ def conversations_command(workspace: Path, as_json: bool, out: TextIO) -> int:
     import json
 
     from forge_lsp.core.runtime import WorkspaceRuntime
-    from forge_lsp.state import stored_state_file
+    from forge_lsp.state.dirs import stored_state_file
 
     if stored_state_file(workspace) is None:  # nothing stored, in .forge/ or the fallback: listing creates no .forge/
         say(out, "[]" if as_json else f"no conversations in {workspace.resolve()} yet")

@@ -26,7 +26,7 @@ from forge_lsp.domain.events import Event, TurnSummary
 from forge_lsp.domain.messages import ChatMessage, ToolCall, ToolResult, Usage
 from forge_lsp.domain.template_names import SYSTEM_PROMPT, TURN_TEMPLATES
 from forge_lsp.llm.litellm_adapter import LiteLLMModel
-from forge_lsp.state import StateStore
+from forge_lsp.state.store import StateStore
 from forge_lsp.templates import TemplateEngine
 from forge_lsp.tools.base import DiskFiles, FileStore, Snapshots, ToolContext, ToolFailure, read_regular
 from forge_lsp.tools.registry import ToolRegistry

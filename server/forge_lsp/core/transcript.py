@@ -25,7 +25,7 @@ from forge_lsp.domain.events import (
 )
 from forge_lsp.redact import redact, secret_values
 from forge_lsp.render import format_usage
-from forge_lsp.state import UnsafeStateDir, ensure_state_dir, user_state_dir
+from forge_lsp.state.dirs import UnsafeStateDir, ensure_state_dir, user_state_dir
 
 TRANSCRIPTS = "transcripts"
 MAX_OUTPUT_CHARS = 4000

@@ -1,0 +1,100 @@
+"""Where a workspace's state lives, and which state file may be opened.
+
+.forge/ in the workspace, or the user's state folder when .forge/ cannot be used;
+a state file that is a symlink, not a regular file or not the user's own is never
+opened but moved aside (move_aside), with its -wal/-shm.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import stat
+import time
+from pathlib import Path
+
+STATE_DIR = ".forge"
+STATE_FILE = "state.sqlite3"
+SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+class UnsafeStateDir(OSError):
+    """A .forge/ that is a symlink, not a folder, or not the user's own."""
+
+
+def _own_dir(path: Path) -> bool:
+    info = path.lstat()
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
+
+
+def ensure_state_dir(root: Path) -> Path:
+    """.forge/ in the workspace, with a .gitignore that keeps it out of git.
+
+    UnsafeStateDir when .forge is a symlink (it may point out of the
+    workspace), not a folder, or not the user's own.
+    """
+    folder = root / STATE_DIR
+    with contextlib.suppress(FileExistsError):
+        folder.mkdir(parents=True)
+    if not _own_dir(folder):
+        raise UnsafeStateDir(f"{folder} is a symlink, not a folder, or not owned by you; it is not used")
+    ignore = folder / ".gitignore"
+    if not ignore.exists() and not ignore.is_symlink():
+        ignore.write_text("*\n", encoding="utf-8")
+    return folder
+
+
+def user_state_dir(root: Path) -> Path:
+    """Where a workspace's state lives when its .forge/ cannot be used: the user's state folder."""
+    base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "forge-lsp" / "workspaces"
+    key = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]
+    folder = base / f"{root.name or 'root'}-{key}"
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if not _own_dir(folder):
+        raise UnsafeStateDir(f"{folder} is not a folder owned by you")
+    return folder
+
+
+def _unsafe_file(path: Path) -> str | None:
+    """Why a state file (or its -wal/-shm) must not be opened, or None."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(info.st_mode):
+        return "it is a symlink"
+    if not stat.S_ISREG(info.st_mode):
+        return "it is not a regular file"
+    if info.st_uid != os.getuid():
+        return f"it belongs to uid {info.st_uid}, not to you (uid {os.getuid()})"
+    return None
+
+
+def move_aside(path: Path, why: str) -> Path:
+    """Rename a state file (and its -wal/-shm) to <name>.<why>-<timestamp>; returns the new name."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.name}.{why}-{stamp}")
+    n = 1
+    while target.exists() or target.is_symlink():
+        n += 1
+        target = path.with_name(f"{path.name}.{why}-{stamp}-{n}")
+    # rename never follows a symlink: the link itself moves, whatever it points to.
+    os.rename(path, target)
+    for side in SIDE_FILES:
+        extra = path.with_name(path.name + side)
+        if extra.exists() or extra.is_symlink():
+            os.rename(extra, target.with_name(target.name + side))
+    return target
+
+
+def stored_state_file(root: Path) -> Path | None:
+    """The workspace's existing state file, in .forge/ or in the user's fallback folder
+    (user_state_dir), or None when nothing is stored; it creates no folder."""
+    base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "forge-lsp" / "workspaces"
+    key = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]
+    for path in (root / STATE_DIR / STATE_FILE, base / f"{root.name or 'root'}-{key}" / STATE_FILE):
+        with contextlib.suppress(OSError):
+            if path.is_file():
+                return path
+    return None
