@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import time
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
 from forge_lsp.config import ConfigLoader, key_line, snake_keys
-from forge_lsp.domain.config import ForgeConfig
+from forge_lsp.domain.config import (
+    HIGHER,
+    KEYS,
+    CompactConfig,
+    ForgeConfig,
+    KeySpec,
+    RetryConfig,
+    ShellConfig,
+    ToolConfig,
+    default_values,
+)
 
 ForgeDefaults = ForgeConfig()
 
@@ -26,6 +37,32 @@ def test_defaults_are_forges(workspace: Path) -> None:
     assert (c.max_tool_failure_per_turn, c.max_requests_per_turn, c.tool_timeout_secs) == (3, 100, 300)
     assert c.shell.fail_on_nonzero_exit is True
     assert set(eff.sources.values()) == {"default"}
+
+
+def test_every_key_is_one_row_of_the_table_and_one_field_of_the_config() -> None:
+    sections = {"": ForgeConfig(), "retry.": RetryConfig(), "compact.": CompactConfig()}
+    sections |= {"tools.shell.": ShellConfig(), "tools.<name>.": ToolConfig()}
+    not_keys = {"trusted", "retry", "compact", "shell", "tools"}
+    found = {
+        prefix + f.name: getattr(obj, f.name)
+        for prefix, obj in sections.items()
+        for f in fields(obj)
+        if prefix or f.name not in not_keys
+    }
+    assert found == {key: spec.default for key, spec in KEYS.items()}
+    assert "tools.<name>.max_failures" not in default_values() and len(default_values()) == len(KEYS) - 1
+
+
+def test_a_contradictory_key_row_is_refused() -> None:
+    def check(v: object) -> object:
+        return v
+
+    with pytest.raises(ValueError, match="needs trust"):
+        KeySpec("x", check, 1, looser=HIGHER)  # needing trust is the default: nothing to tighten
+    with pytest.raises(ValueError, match="zero_is_off"):
+        KeySpec("x", check, 1, trust=None, zero_is_off=True)
+    with pytest.raises(ValueError, match="trust_if"):
+        KeySpec("x", check, 1, trust=None, trust_if=bool)
 
 
 def test_precedence_default_user_editor_workspace(workspace: Path) -> None:

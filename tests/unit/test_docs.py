@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import re
+import tomllib
 from pathlib import Path
+from typing import Any
 
 from forge_lsp.cli.parser import build_parser
-from forge_lsp.domain.config import default_values
+from forge_lsp.config import snake_keys
+from forge_lsp.domain.config import HIGHER, KEYS, LOWER, validate
 from forge_lsp.domain.events import Event
 from forge_lsp.lsp.server import COMMANDS
 from forge_lsp.tools.registry import ToolRegistry
@@ -48,18 +52,75 @@ def test_every_tool_and_argument_is_documented() -> None:
             assert f"`{arg}`" in section, f"{fn['name']}.{arg}"
 
 
-def test_every_config_key_is_documented() -> None:
-    text = (DOCS / "config.md").read_text()
-    for key in default_values():
-        if key.startswith("tools.shell."):
-            name = f"`[tools.shell] {key.rsplit('.', 1)[1]}`"
-        elif key.startswith(("retry.", "compact.")):
-            table, field = key.split(".", 1)
-            name = f"`[{table}] {field}`"
+def _key_rows() -> dict[str, list[str]]:
+    """docs/config.md's key table: dotted key -> [default, meaning, from an untrusted workspace]."""
+    section = (DOCS / "config.md").read_text().split("\n## Keys\n", 1)[1].split("\n## ", 1)[0]
+    rows: dict[str, list[str]] = {}
+    for line in section.splitlines():
+        if not line.startswith("| `"):
+            continue
+        name, *cells = line.strip().removeprefix("| ").removesuffix(" |").split(" | ")
+        assert len(cells) == 3, line
+        m = re.fullmatch(r"`\[([^\]]+)\] (\w+)`|`(\w+)`", name)
+        assert m, f"not a key: {name}"
+        key = f"{m[1]}.{m[2]}" if m[1] else m[3]
+        assert key not in rows, f"{key} documented twice"
+        rows[key] = cells
+    return rows
+
+
+def _doc_default(cell: str) -> tuple[str, Any]:
+    """("fallback", key) for a default that is another key's value, else ("value", the value)."""
+    if m := re.fullmatch(r"`(\w+)`", cell):
+        return "fallback", m[1]
+    head = re.split(r" \(|:", cell, maxsplit=1)[0]
+    return "value", None if head in ("none", "unset") else json.loads(head)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(map(_same, a, b))
+    return bool(a == b)
+
+
+def _doc_rule(cell: str) -> tuple[str, int, bool]:
+    """(trust: "applies" | "trust" | "some values", the direction that loosens, zero is off)."""
+    if cell.startswith("**trust**"):
+        return "trust", 0, False
+    if cell == "applies":
+        return "applies", 0, False
+    if cell.startswith("applies; ") and cell.endswith(" needs **trust**"):
+        return "some values", 0, False
+    m = re.fullmatch(r"tighten only: a (higher|lower) value(, or 0 \(off\) where yours is on,)? is ignored", cell)
+    assert m, f"not a rule: {cell}"
+    return "applies", HIGHER if m[1] == "higher" else LOWER, bool(m[2])
+
+
+def test_the_config_key_table_is_the_schemas() -> None:
+    rows = _key_rows()
+    assert set(rows) - set(KEYS) == set(), "docs/config.md names keys the schema lacks"
+    assert set(KEYS) - set(rows) == set(), "keys of the schema missing from docs/config.md"
+    for key, spec in KEYS.items():
+        default, meaning, untrusted = rows[key]
+        kind, value = _doc_default(default)
+        if spec.fallback is not None:
+            assert spec.default is None and (kind, value) == ("fallback", spec.fallback), key
         else:
-            name = f"`{key}`"
-        assert f"| {name} |" in text, key
-    assert "| `[tools.<name>] max_failures` |" in text
+            assert kind == "value" and _same(value, spec.default), f"{key}: {default} is not {spec.default!r}"
+        trust = "applies" if spec.trust is None else "some values" if spec.trust_if else "trust"
+        assert _doc_rule(untrusted) == (trust, spec.looser, spec.zero_is_off), f"{key}: {untrusted}"
+        assert ("merged across levels" in meaning) == spec.union, key
+
+
+def test_the_config_examples_are_valid() -> None:
+    text = (DOCS / "config.md").read_text()
+    toml_example = text.split("```toml\n", 1)[1].split("```", 1)[0]
+    assert validate(tomllib.loads(toml_example))[1] == []
+    settings = json.loads(text.split("```json\n", 1)[1].split("```", 1)[0])
+    section = {k.removeprefix("forge."): v for k, v in settings.items()}
+    assert validate(snake_keys(section))[1] == []
 
 
 def test_every_command_and_event_type_is_in_the_design() -> None:

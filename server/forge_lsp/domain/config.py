@@ -1,7 +1,10 @@
-"""The configuration model: every field, its type, default and rule.
+"""The configuration model: every key's type, default and layer rules, in one table.
 
-One schema serves every layer (defaults, user, editor, workspace). Values are
-checked here, purely; reading files and finding line numbers is config.py's.
+One schema serves every layer (defaults, user, editor, workspace). KEYS has one KeySpec row
+per key; what the rest of the project needs (defaults, the per-key checks, which keys an
+untrusted workspace may set and in which direction, the lists merged across layers) is
+derived from it. Values are checked here, purely; reading files and finding line numbers is
+config.py's.
 """
 
 from __future__ import annotations
@@ -15,102 +18,7 @@ WORKSPACE_FILE = ".forge.toml"
 # Tables nest at most this deep in the schema ([tools.shell] deny is 3); deeper is refused, never recursed into.
 MAX_DEPTH = 8
 SANDBOXES = ("bwrap", "none")
-
-
-@dataclass(frozen=True)
-class RetryConfig:
-    """Request-level retry of model calls (HTTP 429/5xx, timeouts, empty replies)."""
-
-    max_attempts: int = 8
-    min_delay_ms: int = 1000
-    backoff_factor: float = 2.0
-    max_delay_secs: float = 60.0
-    status_codes: tuple[int, ...] = (408, 429, 500, 502, 503, 504, 520, 522, 524, 529)
-
-
-@dataclass(frozen=True)
-class ToolConfig:
-    """Per-tool settings ([tools.<name>])."""
-
-    max_failures: int | None = None
-
-
-@dataclass(frozen=True)
-class ShellConfig:
-    """Settings of the shell tool ([tools.shell])."""
-
-    max_failures: int | None = None
-    fail_on_nonzero_exit: bool = True
-    timeout_secs: int | None = None
-    deny: tuple[str, ...] = ()
-    confirm: tuple[str, ...] = ()
-    sandbox: str | None = None
-    """"bwrap" or "none"; None lets the shell tool decide (bwrap in an untrusted workspace when installed)."""
-    network: bool = False
-    allow_env: tuple[str, ...] = ()
-    """Environment names the user allows the model to set in a shell call's env (e.g. PATH)."""
-
-
-@dataclass(frozen=True)
-class CompactConfig:
-    """Forge's [compact]: when older messages are replaced by a summary in what the model is sent.
-
-    Thresholds of 0 are off. Defaults are Forge's.
-    """
-
-    retention_window: int = 6
-    """The most recent messages never summarized."""
-    eviction_window: float = 0.2
-    """The most of the context (a share of its tokens, 0.0 to 1.0) one compaction may summarize."""
-    max_tokens: int = 2000
-    """The most tokens one summary may take (its oldest parts are dropped first)."""
-    token_threshold: int = 100000
-    turn_threshold: int = 0
-    message_threshold: int = 200
-    on_turn_end: bool = False
-    """Compact when the last message is the user's (each turn's start)."""
-
-
-@dataclass(frozen=True)
-class ForgeConfig:
-    """Every effective setting of one workspace."""
-
-    model: str | None = None
-    """No silent default: a turn with no model set anywhere fails, saying where to set one."""
-    api_base: str | None = None
-    max_tool_failure_per_turn: int = 3
-    max_requests_per_turn: int = 100
-    tool_timeout_secs: int = 300
-    request_timeout_secs: int = 300
-    temperature: float | None = None
-    max_tokens: int | None = None
-    max_read_lines: int = 2000
-    max_line_chars: int = 2000
-    max_file_size_bytes: int = 10 * 1024 * 1024
-    max_search_lines: int = 1000
-    max_stdout_prefix_lines: int = 100
-    max_stdout_suffix_lines: int = 100
-    max_stdout_line_chars: int = 500
-    max_fetch_chars: int = 50000
-    trusted: bool = False
-    """Whether the workspace is trusted (not a config key: the runtime sets it). Tools read it,
-    e.g. the shell's sandbox default for an untrusted workspace."""
-    retry: RetryConfig = field(default_factory=RetryConfig)
-    compact: CompactConfig = field(default_factory=CompactConfig)
-    shell: ShellConfig = field(default_factory=ShellConfig)
-    tools: Mapping[str, ToolConfig] = field(default_factory=dict)
-
-    def per_tool_limits(self) -> dict[str, int]:
-        """The [tools.<name>] max_failures overrides, shell included."""
-        limits = {n: t.max_failures for n, t in self.tools.items() if t.max_failures is not None}
-        if self.shell.max_failures is not None:
-            limits["shell"] = self.shell.max_failures
-        return limits
-
-    def shell_timeout(self) -> int:
-        """Seconds a shell command may run."""
-        return self.shell.timeout_secs if self.shell.timeout_secs is not None else self.tool_timeout_secs
-
+SCRIPTED_PREFIX = "scripted/"
 
 Check = Callable[[Any], Any]
 """Returns the normalised value, or raises ValueError with a reason."""
@@ -189,60 +97,233 @@ def _kind(v: Any) -> str:
     ) + (f" ({v!r})" if isinstance(v, bool | int | float | str) else "")
 
 
-# Dotted key -> check. [tools.<name>] keys are matched by TOOL_KEYS below.
-TOP_KEYS: dict[str, Check] = {
-    "model": _model,
-    "api_base": _str,
-    "max_tool_failure_per_turn": _int(0),
-    "max_requests_per_turn": _int(1),
-    "tool_timeout_secs": _int(1),
-    "request_timeout_secs": _int(1),
-    "temperature": _float(0.0),
-    "max_tokens": _int(1),
-    "max_read_lines": _int(1),
-    "max_line_chars": _int(1),
-    "max_file_size_bytes": _int(1),
-    "max_search_lines": _int(1),
-    "max_stdout_prefix_lines": _int(0),
-    "max_stdout_suffix_lines": _int(0),
-    "max_stdout_line_chars": _int(1),
-    "max_fetch_chars": _int(1),
-    "retry.max_attempts": _int(1),
-    "retry.min_delay_ms": _int(0),
-    "retry.backoff_factor": _float(1.0),
-    "retry.max_delay_secs": _float(0.0),
-    "retry.status_codes": _int_list,
-    "compact.retention_window": _int(0),
-    "compact.eviction_window": _fraction,
-    "compact.max_tokens": _int(1),
-    "compact.token_threshold": _int(0),
-    "compact.turn_threshold": _int(0),
-    "compact.message_threshold": _int(0),
-    "compact.on_turn_end": _bool,
-}
-COMPACT_KEYS = (
-    "retention_window",
-    "eviction_window",
-    "max_tokens",
-    "token_threshold",
-    "turn_threshold",
-    "message_threshold",
-    "on_turn_end",
+def _scripted(v: Any) -> bool:
+    return isinstance(v, str) and v.startswith(SCRIPTED_PREFIX)
+
+
+# Why a workspace value is ignored while the workspace is untrusted (DESIGN "Trust").
+NEEDS_TRUST = "this setting can run code or loosen your rules"
+SENDS_ELSEWHERE = "a workspace may not send your requests (and API key) to another address"
+SHELL_RULES = "shell rules and sandbox settings come only from a trusted workspace"
+SCRIPTED_MODEL = "a scripted model from the workspace would let the repository choose the tool calls"
+
+HIGHER = 1
+"""KeySpec.looser: a bigger number allows more (requests, failures, time, bytes, tokens sent)."""
+LOWER = -1
+"""KeySpec.looser: a smaller number allows more (retries hammer the provider sooner)."""
+ANY_TOOL = "<name>"
+"""The tool part of a [tools.<name>] row: it stands for every tool but the shell, which has its own rows."""
+
+
+@dataclass(frozen=True)
+class KeySpec:
+    """One config key: its type, default, and the rules of the layers that set it."""
+
+    key: str
+    """The dotted name ("retry.max_attempts", "tools.shell.deny"; "tools.<name>.max_failures")."""
+    check: Check
+    """The type and range: the normalised value, or ValueError."""
+    default: Any = None
+    """The value when no layer sets the key (None: unset; see fallback)."""
+    trust: str | None = NEEDS_TRUST
+    """Why a value from an untrusted workspace is ignored; None: it applies from any workspace
+    (a limit only as far as `looser` allows). Needing trust is the default, so a new key is safe."""
+    trust_if: Callable[[Any], bool] | None = None
+    """Only the values this accepts need trust (a scripted model); None: every value does."""
+    looser: int = 0
+    """HIGHER or LOWER: the direction that loosens the limit, which an untrusted workspace may not
+    move it in past the user's value; 0: no value loosens anything (temperature, windows)."""
+    zero_is_off: bool = False
+    """0 means never (a compaction threshold): the loosest value of all."""
+    fallback: str | None = None
+    """The key in effect while this one is unset (a per-tool limit falls back to the general one)."""
+    union: bool = False
+    """Lists merged across layers: a later layer adds rules, never removes one."""
+
+    def __post_init__(self) -> None:
+        if self.looser not in (HIGHER, LOWER, 0):
+            raise ValueError(f"{self.key}: looser is HIGHER, LOWER or 0")
+        if self.looser and self.trust is not None:
+            raise ValueError(f"{self.key}: a key that needs trust has no direction to tighten")
+        if self.zero_is_off and not self.looser:
+            raise ValueError(f"{self.key}: zero_is_off needs a direction")
+        if self.trust_if is not None and self.trust is None:
+            raise ValueError(f"{self.key}: trust_if without a reason")
+
+    @property
+    def pattern(self) -> bool:
+        """Whether the row stands for many keys ([tools.<name>]) rather than being one."""
+        return ANY_TOOL in self.key
+
+
+def _table(*rows: KeySpec) -> dict[str, KeySpec]:
+    table: dict[str, KeySpec] = {}
+    for row in rows:
+        if row.key in table:
+            raise ValueError(f"{row.key}: two rows")
+        table[row.key] = row
+    for row in rows:
+        if row.fallback is not None and row.fallback not in table:
+            raise ValueError(f"{row.key}: falls back to {row.fallback}, which has no row")
+    return table
+
+
+# Every config key, one row each. Untrusted, a workspace may set only the rows with trust=None,
+# and a limit (looser) only to a value no looser than what the user would otherwise have.
+KEYS: dict[str, KeySpec] = _table(
+    KeySpec("model", _model, None, trust=SCRIPTED_MODEL, trust_if=_scripted),
+    KeySpec("api_base", _str, None, trust=SENDS_ELSEWHERE),
+    KeySpec("max_tool_failure_per_turn", _int(0), 3, trust=None, looser=HIGHER),
+    KeySpec("max_requests_per_turn", _int(1), 100, trust=None, looser=HIGHER),
+    KeySpec("tool_timeout_secs", _int(1), 300, trust=None, looser=HIGHER),
+    KeySpec("request_timeout_secs", _int(1), 300, trust=None, looser=HIGHER),
+    KeySpec("temperature", _float(0.0), None, trust=None),
+    KeySpec("max_tokens", _int(1), None, trust=None, looser=HIGHER),
+    KeySpec("max_read_lines", _int(1), 2000, trust=None, looser=HIGHER),
+    KeySpec("max_line_chars", _int(1), 2000, trust=None, looser=HIGHER),
+    KeySpec("max_file_size_bytes", _int(1), 10 * 1024 * 1024, trust=None, looser=HIGHER),
+    KeySpec("max_search_lines", _int(1), 1000, trust=None, looser=HIGHER),
+    KeySpec("max_stdout_prefix_lines", _int(0), 100, trust=None, looser=HIGHER),
+    KeySpec("max_stdout_suffix_lines", _int(0), 100, trust=None, looser=HIGHER),
+    KeySpec("max_stdout_line_chars", _int(1), 500, trust=None, looser=HIGHER),
+    KeySpec("max_fetch_chars", _int(1), 50000, trust=None, looser=HIGHER),
+    KeySpec("retry.max_attempts", _int(1), 8, trust=None, looser=HIGHER),
+    KeySpec("retry.min_delay_ms", _int(0), 1000, trust=None, looser=LOWER),
+    KeySpec("retry.backoff_factor", _float(1.0), 2.0, trust=None, looser=LOWER),
+    KeySpec("retry.max_delay_secs", _float(0.0), 60.0, trust=None, looser=LOWER),
+    KeySpec("retry.status_codes", _int_list, (408, 429, 500, 502, 503, 504, 520, 522, 524, 529), trust=None),
+    KeySpec("compact.retention_window", _int(0), 6, trust=None),
+    KeySpec("compact.eviction_window", _fraction, 0.2, trust=None),
+    KeySpec("compact.max_tokens", _int(1), 2000, trust=None, looser=HIGHER),
+    KeySpec("compact.token_threshold", _int(0), 100000, trust=None, looser=HIGHER, zero_is_off=True),
+    KeySpec("compact.turn_threshold", _int(0), 0, trust=None, looser=HIGHER, zero_is_off=True),
+    KeySpec("compact.message_threshold", _int(0), 200, trust=None, looser=HIGHER, zero_is_off=True),
+    KeySpec("compact.on_turn_end", _bool, False, trust=None),
+    KeySpec(f"tools.{ANY_TOOL}.max_failures", _int(0), None, trust=None, looser=HIGHER, fallback="max_tool_failure_per_turn"),
+    KeySpec("tools.shell.max_failures", _int(0), None, trust=None, looser=HIGHER, fallback="max_tool_failure_per_turn"),
+    KeySpec("tools.shell.fail_on_nonzero_exit", _bool, True, trust=SHELL_RULES),
+    KeySpec("tools.shell.timeout_secs", _int(1), None, trust=None, looser=HIGHER, fallback="tool_timeout_secs"),
+    KeySpec("tools.shell.deny", _str_list, (), trust=SHELL_RULES, union=True),
+    KeySpec("tools.shell.confirm", _str_list, (), trust=SHELL_RULES, union=True),
+    KeySpec("tools.shell.sandbox", _sandbox, None, trust=SHELL_RULES),
+    KeySpec("tools.shell.network", _bool, False, trust=SHELL_RULES),
+    KeySpec("tools.shell.allow_env", _str_list, (), trust=SHELL_RULES),
 )
-TOOL_KEYS: dict[str, Check] = {"max_failures": _int(0)}
-SHELL_KEYS: dict[str, Check] = {
-    "max_failures": _int(0),
-    "fail_on_nonzero_exit": _bool,
-    "timeout_secs": _int(1),
-    "deny": _str_list,
-    "confirm": _str_list,
-    "sandbox": _sandbox,
-    "network": _bool,
-    "allow_env": _str_list,
-}
-# Lists merged across layers (union): a later layer adds rules, never removes one.
-UNION_KEYS = frozenset({"tools.shell.deny", "tools.shell.confirm"})
+UNION_KEYS = frozenset(k for k, spec in KEYS.items() if spec.union)
+"""Lists merged across layers (union): a later layer adds rules, never removes one."""
 SECRET_KEYS = frozenset({"api_key", "apikey", "api-key"})
+
+
+def spec_of(key: str) -> KeySpec | None:
+    """The row of one dotted key ("tools.fetch.max_failures" is the [tools.<name>] row), or None."""
+    if (spec := KEYS.get(key)) is not None:
+        return spec
+    parts = key.split(".")
+    if len(parts) == 3 and parts[0] == "tools" and parts[1] != "shell":
+        return KEYS.get(f"tools.{ANY_TOOL}.{parts[2]}")
+    return None
+
+
+def _default(key: str) -> Any:
+    return KEYS[key].default
+
+
+# The settings as the rest of the project reads them; every default is its KEYS row's.
+
+
+@dataclass(frozen=True)
+class RetryConfig:
+    """Request-level retry of model calls (HTTP 429/5xx, timeouts, empty replies)."""
+
+    max_attempts: int = _default("retry.max_attempts")
+    min_delay_ms: int = _default("retry.min_delay_ms")
+    backoff_factor: float = _default("retry.backoff_factor")
+    max_delay_secs: float = _default("retry.max_delay_secs")
+    status_codes: tuple[int, ...] = _default("retry.status_codes")
+
+
+@dataclass(frozen=True)
+class ToolConfig:
+    """Per-tool settings ([tools.<name>])."""
+
+    max_failures: int | None = _default(f"tools.{ANY_TOOL}.max_failures")
+
+
+@dataclass(frozen=True)
+class ShellConfig:
+    """Settings of the shell tool ([tools.shell])."""
+
+    max_failures: int | None = _default("tools.shell.max_failures")
+    fail_on_nonzero_exit: bool = _default("tools.shell.fail_on_nonzero_exit")
+    timeout_secs: int | None = _default("tools.shell.timeout_secs")
+    deny: tuple[str, ...] = _default("tools.shell.deny")
+    confirm: tuple[str, ...] = _default("tools.shell.confirm")
+    sandbox: str | None = _default("tools.shell.sandbox")
+    """"bwrap" or "none"; None lets the shell tool decide (bwrap in an untrusted workspace when installed)."""
+    network: bool = _default("tools.shell.network")
+    allow_env: tuple[str, ...] = _default("tools.shell.allow_env")
+    """Environment names the user allows the model to set in a shell call's env (e.g. PATH)."""
+
+
+@dataclass(frozen=True)
+class CompactConfig:
+    """Forge's [compact]: when older messages are replaced by a summary in what the model is sent.
+
+    Thresholds of 0 are off. Defaults are Forge's.
+    """
+
+    retention_window: int = _default("compact.retention_window")
+    """The most recent messages never summarized."""
+    eviction_window: float = _default("compact.eviction_window")
+    """The most of the context (a share of its tokens, 0.0 to 1.0) one compaction may summarize."""
+    max_tokens: int = _default("compact.max_tokens")
+    """The most tokens one summary may take (its oldest parts are dropped first)."""
+    token_threshold: int = _default("compact.token_threshold")
+    turn_threshold: int = _default("compact.turn_threshold")
+    message_threshold: int = _default("compact.message_threshold")
+    on_turn_end: bool = _default("compact.on_turn_end")
+    """Compact when the last message is the user's (each turn's start)."""
+
+
+@dataclass(frozen=True)
+class ForgeConfig:
+    """Every effective setting of one workspace."""
+
+    model: str | None = _default("model")
+    """No silent default: a turn with no model set anywhere fails, saying where to set one."""
+    api_base: str | None = _default("api_base")
+    max_tool_failure_per_turn: int = _default("max_tool_failure_per_turn")
+    max_requests_per_turn: int = _default("max_requests_per_turn")
+    tool_timeout_secs: int = _default("tool_timeout_secs")
+    request_timeout_secs: int = _default("request_timeout_secs")
+    temperature: float | None = _default("temperature")
+    max_tokens: int | None = _default("max_tokens")
+    max_read_lines: int = _default("max_read_lines")
+    max_line_chars: int = _default("max_line_chars")
+    max_file_size_bytes: int = _default("max_file_size_bytes")
+    max_search_lines: int = _default("max_search_lines")
+    max_stdout_prefix_lines: int = _default("max_stdout_prefix_lines")
+    max_stdout_suffix_lines: int = _default("max_stdout_suffix_lines")
+    max_stdout_line_chars: int = _default("max_stdout_line_chars")
+    max_fetch_chars: int = _default("max_fetch_chars")
+    trusted: bool = False
+    """Whether the workspace is trusted (not a config key: the runtime sets it). Tools read it,
+    e.g. the shell's sandbox default for an untrusted workspace."""
+    retry: RetryConfig = field(default_factory=RetryConfig)
+    compact: CompactConfig = field(default_factory=CompactConfig)
+    shell: ShellConfig = field(default_factory=ShellConfig)
+    tools: Mapping[str, ToolConfig] = field(default_factory=dict)
+
+    def per_tool_limits(self) -> dict[str, int]:
+        """The [tools.<name>] max_failures overrides, shell included."""
+        limits = {n: t.max_failures for n, t in self.tools.items() if t.max_failures is not None}
+        if self.shell.max_failures is not None:
+            limits["shell"] = self.shell.max_failures
+        return limits
+
+    def shell_timeout(self) -> int:
+        """Seconds a shell command may run."""
+        return self.shell.timeout_secs if self.shell.timeout_secs is not None else self.tool_timeout_secs
 
 
 @dataclass(frozen=True)
@@ -279,14 +360,10 @@ def check_key(key: str, value: Any) -> Any:
     """The normalised value of one dotted key; KeyError if unknown, ValueError if bad."""
     if key.rsplit(".", 1)[-1].lower() in SECRET_KEYS:
         raise ValueError("API keys are read from the environment only (e.g. OPENAI_API_KEY), never from config")
-    if key in TOP_KEYS:
-        return TOP_KEYS[key](value)
-    parts = key.split(".")
-    if len(parts) == 3 and parts[0] == "tools":
-        keys = SHELL_KEYS if parts[1] == "shell" else TOOL_KEYS
-        if parts[2] in keys:
-            return keys[parts[2]](value)
-    raise KeyError(key)
+    spec = spec_of(key)
+    if spec is None:
+        raise KeyError(key)
+    return spec.check(value)
 
 
 SUGGESTED_KEYS = 20
@@ -297,9 +374,9 @@ thousands of bad keys is not worth a search each)."""
 def unknown_key(key: str) -> str:
     """The problem of a key no schema has, with the known key it is closest to (a typo's fix)."""
     parts = key.split(".")
-    known = list(TOP_KEYS) + [f"tools.shell.{k}" for k in SHELL_KEYS]
+    known = [k for k, spec in KEYS.items() if not spec.pattern]
     if len(parts) == 3 and parts[0] == "tools":
-        known += [f"tools.{parts[1]}.{k}" for k in TOOL_KEYS]
+        known += [k.replace(ANY_TOOL, parts[1]) for k, spec in KEYS.items() if spec.pattern]
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
     return f"unknown key (did you mean {close[0]}?)" if close else "unknown key"
 
@@ -328,95 +405,23 @@ def validate(table: Mapping[str, Any]) -> tuple[dict[str, Any], list[ConfigIssue
     return good, issues
 
 
-# Keys a workspace file may set while the workspace is untrusted: limits and tuning only.
-# Everything else (URLs, scripted models, shell rules, sandbox, anything new) needs trust:
-# an allow-list, so a key added later is safe by default.
-UNTRUSTED_SAFE_TOP = frozenset(
-    {
-        "max_tool_failure_per_turn",
-        "max_requests_per_turn",
-        "tool_timeout_secs",
-        "request_timeout_secs",
-        "temperature",
-        "max_tokens",
-        "max_read_lines",
-        "max_line_chars",
-        "max_file_size_bytes",
-        "max_search_lines",
-        "max_stdout_prefix_lines",
-        "max_stdout_suffix_lines",
-        "max_stdout_line_chars",
-        "max_fetch_chars",
-    }
-)
-UNTRUSTED_SAFE_SHELL = frozenset({"max_failures", "timeout_secs"})
-SCRIPTED_PREFIX = "scripted/"
-
-
 def trust_reason(key: str, value: Any) -> str | None:
-    """Why a checked workspace value needs a trusted workspace, or None when it applies anyway."""
-    if key == "model":
-        if isinstance(value, str) and value.startswith(SCRIPTED_PREFIX):
-            return "a scripted model from the workspace would let the repository choose the tool calls"
-        return None
-    if key in UNTRUSTED_SAFE_TOP or key.startswith(("retry.", "compact.")):
-        return None
-    parts = key.split(".")
-    if len(parts) == 3 and parts[0] == "tools":
-        if parts[1] != "shell" and parts[2] == "max_failures":
-            return None
-        if parts[1] == "shell" and parts[2] in UNTRUSTED_SAFE_SHELL:
-            return None
-        if parts[1] == "shell":
-            return "shell rules and sandbox settings come only from a trusted workspace"
-    if key == "api_base" or key.endswith(("_url", "_base", "url")):
-        return "a workspace may not send your requests (and API key) to another address"
-    return "this setting can run code or loosen your rules"
+    """Why a checked workspace value needs a trusted workspace, or None when it applies anyway.
 
-
-# Which direction loosens a numeric limit an untrusted workspace may set. An untrusted value
-# applies only when it is no looser than what the user would otherwise have (user/editor
-# config, else the default); keys in neither set (temperature, compact windows) loosen nothing.
-LOOSER_WHEN_HIGHER = frozenset(
-    {
-        "max_tool_failure_per_turn",
-        "max_requests_per_turn",
-        "tool_timeout_secs",
-        "request_timeout_secs",
-        "max_tokens",
-        "max_read_lines",
-        "max_line_chars",
-        "max_file_size_bytes",
-        "max_search_lines",
-        "max_stdout_prefix_lines",
-        "max_stdout_suffix_lines",
-        "max_stdout_line_chars",
-        "max_fetch_chars",
-        "retry.max_attempts",
-        "compact.max_tokens",
-        "compact.token_threshold",
-        "compact.turn_threshold",
-        "compact.message_threshold",
-        "tools.shell.timeout_secs",
-    }
-)
-"""Keys where a bigger number allows more (requests, failures, time, bytes, tokens sent)."""
-LOOSER_WHEN_LOWER = frozenset({"retry.min_delay_ms", "retry.backoff_factor", "retry.max_delay_secs"})
-"""Keys where a smaller number allows more (retries hammer the provider sooner)."""
-ZERO_IS_OFF = frozenset({"compact.token_threshold", "compact.turn_threshold", "compact.message_threshold"})
-"""Thresholds where 0 means never: the loosest value of all."""
+    An allow-list: a key without a row (or whose row does not say trust=None) needs trust.
+    """
+    spec = spec_of(key)
+    if spec is None:
+        return NEEDS_TRUST
+    if spec.trust is None or (spec.trust_if is not None and not spec.trust_if(value)):
+        return None
+    return spec.trust
 
 
 def limit_direction(key: str) -> int:
-    """+1 when a higher value loosens the key, -1 when a lower one does, 0 when neither."""
-    if key in LOOSER_WHEN_HIGHER:
-        return 1
-    if key in LOOSER_WHEN_LOWER:
-        return -1
-    parts = key.split(".")
-    if len(parts) == 3 and parts[0] == "tools" and parts[2] == "max_failures":
-        return 1
-    return 0
+    """HIGHER (+1) when a higher value loosens the key, LOWER (-1) when a lower one does, 0 when neither."""
+    spec = spec_of(key)
+    return spec.looser if spec is not None else 0
 
 
 def limit_baseline(key: str, values: Mapping[str, Any]) -> Any:
@@ -424,23 +429,21 @@ def limit_baseline(key: str, values: Mapping[str, Any]) -> Any:
     value = values.get(key)
     if value is not None:
         return value
-    parts = key.split(".")
-    if len(parts) == 3 and parts[0] == "tools" and parts[2] == "max_failures":
-        return values.get("max_tool_failure_per_turn")
-    if key == "tools.shell.timeout_secs":
-        return values.get("tool_timeout_secs")
+    spec = spec_of(key)
+    if spec is not None and spec.fallback is not None:
+        return values.get(spec.fallback)
     return None
 
 
 def looser_than(key: str, value: Any, baseline: Any) -> bool:
     """Whether an untrusted workspace's value would loosen the user's baseline for this key."""
-    direction = limit_direction(key)
-    if direction == 0 or baseline is None or not isinstance(value, (int, float)) or isinstance(value, bool):
+    spec = spec_of(key)
+    if spec is None or not spec.looser or baseline is None or not isinstance(value, int | float) or isinstance(value, bool):
         return False
-    if key in ZERO_IS_OFF:
+    if spec.zero_is_off:
         inf = float("inf")
         value, baseline = (value or inf), (baseline or inf)
-    return bool(value > baseline) if direction > 0 else bool(value < baseline)
+    return bool(value > baseline) if spec.looser > 0 else bool(value < baseline)
 
 
 def build(values: Mapping[str, Any]) -> ForgeConfig:
@@ -464,15 +467,5 @@ def build(values: Mapping[str, Any]) -> ForgeConfig:
 
 
 def default_values() -> dict[str, Any]:
-    """Every known dotted key with its default value."""
-    d = ForgeConfig()
-    out: dict[str, Any] = {k: getattr(d, k) for k in TOP_KEYS if "." not in k}
-    out.update(
-        {
-            f"retry.{k}": getattr(d.retry, k)
-            for k in ("max_attempts", "min_delay_ms", "backoff_factor", "max_delay_secs", "status_codes")
-        }
-    )
-    out.update({f"compact.{k}": getattr(d.compact, k) for k in COMPACT_KEYS})
-    out.update({f"tools.shell.{k}": getattr(d.shell, k) for k in SHELL_KEYS})
-    return out
+    """Every known dotted key with its default value ([tools.<name>] rows stand for no one key)."""
+    return {k: spec.default for k, spec in KEYS.items() if not spec.pattern}
