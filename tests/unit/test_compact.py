@@ -9,12 +9,11 @@ from typing import Any
 
 import pytest
 
+from forge_lsp.core import compaction as compact
 from forge_lsp.core.compaction import Compactor
-from forge_lsp.domain import compact
-from forge_lsp.domain.compact import Compaction
 from forge_lsp.domain.config import CompactConfig, ForgeConfig, check_key, trust_reason
 from forge_lsp.domain.events import Compacted
-from forge_lsp.domain.messages import ChatMessage, ToolCall
+from forge_lsp.domain.messages import ChatMessage, Compaction, ToolCall
 from forge_lsp.domain.tokens import estimate_tokens
 from forge_lsp.state.store import StateStore
 from forge_lsp.templates import TemplateEngine

@@ -1,23 +1,234 @@
-"""Compaction over a conversation: Forge's deterministic summary, recorded, never a model call.
+"""Forge's compaction, deterministic and in one place: when to compact, what, the summary, the record.
 
-The orchestrator calls it before each model request (when a [compact]
-threshold is reached) and the runtime for forge.compact. The messages stay in
-the state database; a compaction row says which of them its summary stands for.
+No model call: an eviction range (never splitting a tool call from its result)
+is replaced by one user message rendered from forge-partial-summary-frame.md.
+This changes only what the model is sent; the state database keeps every
+message, and a Compaction row says which history range its summary stands for,
+so the same view is rebuilt on every turn. The orchestrator runs a Compactor
+before each model request (when a [compact] threshold is reached) and the
+runtime for forge.compact.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from forge_lsp.domain import compact
-from forge_lsp.domain.compact import Compaction
 from forge_lsp.domain.config import CompactConfig
-from forge_lsp.domain.messages import ChatMessage
+from forge_lsp.domain.messages import ChatMessage, Compaction
 from forge_lsp.domain.ports import HistoryPort, TemplatePort
 from forge_lsp.domain.template_names import SUMMARY_FRAME
-from forge_lsp.domain.tokens import estimate_tokens
+from forge_lsp.domain.tokens import CHARS_PER_TOKEN, estimate_tokens, message_tokens
+
+Wire = Mapping[str, Any]
+ROLES = {"user": "User", "assistant": "Assistant", "system": "System"}
+TOOL_ERROR_PREFIX = "<tool_call_error>"
+SUMMARY_TOOLS = ("file_update", "file_read", "file_remove", "search", "shell", "todo_write")
+
+
+def _has_tool_call(m: Wire) -> bool:
+    return m.get("role") == "assistant" and bool(m.get("tool_calls"))
+
+
+def _is_tool_result(m: Wire) -> bool:
+    return m.get("role") == "tool"
+
+
+def should_compact(config: CompactConfig, messages: Sequence[Wire], tokens: int) -> bool:
+    """Forge's triggers: tokens, turns (user messages), messages, or (on_turn_end) a last message from the user."""
+    return over_threshold(config, messages, tokens) or (
+        config.on_turn_end and bool(messages) and messages[-1].get("role") == "user"
+    )
+
+
+def over_threshold(config: CompactConfig, messages: Sequence[Wire], tokens: int) -> bool:
+    """A count threshold (tokens, turns, messages) is reached; 0 turns one off."""
+    if config.token_threshold and tokens >= config.token_threshold:
+        return True
+    if config.turn_threshold and sum(1 for m in messages if m.get("role") == "user") >= config.turn_threshold:
+        return True
+    return bool(config.message_threshold and len(messages) >= config.message_threshold)
+
+
+def eviction_retention(messages: Sequence[Wire], share: float) -> int:
+    """How many of the last messages to keep so that at most ``share`` of the tokens is summarized."""
+    share = min(max(share, 0.0), 1.0)
+    budget = math.ceil(share * estimate_tokens(messages))
+    evictable = 0
+    for i, m in enumerate(messages):
+        if m.get("role") == "system":
+            continue
+        cost = message_tokens(m)
+        if cost > budget:
+            break
+        budget -= cost
+        evictable = i + 1
+    return len(messages) - evictable
+
+
+def sequence_preserving_last(messages: Sequence[Wire], retain: int) -> tuple[int, int] | None:
+    """Forge's eviction range: from the first assistant message up to the last that may go while
+    ``retain`` messages stay; a tool call and its results are never split. None: nothing to compact."""
+    length = len(messages)
+    start = next((i for i, m in enumerate(messages) if m.get("role") == "assistant"), None)
+    if start is None or retain >= length:
+        return None
+    end = length - retain - 1
+    if start > end:
+        return None
+    if _has_tool_call(messages[end]):
+        # The results follow the call: the call stays with them.
+        return None if end == start else (start, end - 1)
+    if _is_tool_result(messages[end]) and end + 1 < length and _is_tool_result(messages[end + 1]):
+        # A batch's results would be split: the whole batch (and its call) stays.
+        while end >= start and _is_tool_result(messages[end]):
+            end -= 1
+        end -= 1
+    return (start, end) if end >= start else None
+
+
+def eviction_range(config: CompactConfig, messages: Sequence[Wire], *, whole: bool = False) -> tuple[int, int] | None:
+    """The range to summarize: the more conservative of eviction_window and retention_window
+    (``whole``, as forge.compact does: retention_window alone)."""
+    retain = config.retention_window
+    if not whole:
+        retain = max(retain, eviction_retention(messages, config.eviction_window))
+    return sequence_preserving_last(messages, retain)
+
+
+def _tool(name: str, args: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A tool call as the summary frame shows it (Forge's SummaryTool), or None when the frame shows nothing of it."""
+    a = args or {}
+
+    def text(key: str) -> str:
+        value = a.get(key)
+        return value if isinstance(value, str) else ""
+
+    if name == "read":
+        return {"file_read": {"path": text("file_path")}}
+    if name in ("write", "patch", "multi_patch"):
+        return {"file_update": {"path": text("file_path")}}
+    if name == "remove":
+        return {"file_remove": {"path": text("path")}}
+    if name == "fs_search" and text("pattern"):
+        return {"search": {"pattern": text("pattern")}}
+    if name == "shell":
+        return {"shell": {"command": text("command")}}
+    if name == "todo_write":
+        todos = a.get("todos")
+        items = [
+            {"content": str(t.get("content", "")), "status": str(t.get("status", ""))}
+            for t in (todos if isinstance(todos, list) else [])
+            if isinstance(t, Mapping)
+        ]
+        return {"todo_write": {"todos": items}}
+    return None
+
+
+def summary_data(messages: Sequence[ChatMessage]) -> dict[str, Any]:
+    """The summary frame's data, as Forge's ContextSummary: consecutive messages of one role in one
+    block, each text and each tool call it shows; tool results only mark their call's success."""
+    failed = {m.tool_call_id for m in messages if m.role == "tool" and (m.content or "").startswith(TOOL_ERROR_PREFIX)}
+    blocks: list[dict[str, Any]] = []
+    role = ""
+    for m in messages:
+        if m.role in ("system", "tool"):
+            continue
+        contents: list[dict[str, Any]] = []
+        if m.content:
+            contents.append({"text": m.content, "tool_call": None})
+        for call in m.tool_calls:
+            tool = _tool(call.name, call.arguments)
+            if tool is not None:
+                full = {k: tool.get(k) for k in SUMMARY_TOOLS}
+                contents.append({"text": None, "tool_call": {"id": call.id, "tool": full, "is_success": call.id not in failed}})
+        if m.role != role or not blocks:
+            if not contents:
+                continue
+            blocks.append({"role": ROLES.get(m.role, m.role), "contents": contents})
+            role = m.role
+        else:
+            blocks[-1]["contents"].extend(contents)
+    return {"messages": blocks}
+
+
+def fit_summary(data: dict[str, Any], max_tokens: int) -> dict[str, Any]:
+    """The data cut to about max_tokens: the oldest blocks go first; one block left too long has its texts cut."""
+    blocks = list(data["messages"])
+    budget = max_tokens * CHARS_PER_TOKEN
+
+    def size(block: dict[str, Any]) -> int:
+        return sum(len(str(c)) for c in block["contents"])
+
+    # The newest blocks that fit (at least one), counted once each from the end.
+    kept, used = 0, 0
+    for block in reversed(blocks):
+        used += size(block)
+        if kept and used > budget:
+            break
+        kept += 1
+    blocks = blocks[len(blocks) - kept :]
+    if blocks and sum(map(size, blocks)) > budget:
+        only = blocks[0]
+        room = max(budget // max(len(only["contents"]), 1), 80)
+        contents = [{**c, "text": c["text"][-room:]} if isinstance(c.get("text"), str) else c for c in only["contents"]]
+        blocks = [{**only, "contents": contents}]
+    return {"messages": blocks}
+
+
+def valid(compactions: Sequence[Compaction], length: int) -> list[Compaction]:
+    """The compactions in force, by start: taken in the order they were made, a later one that
+    covers earlier ones replaces them (summaries merge, as Forge's do, instead of piling up); one
+    outside the history or partly over another (a hand-edited state file) is dropped."""
+    kept: list[Compaction] = []
+    for c in compactions:
+        if not 0 <= c.start <= c.end < length:
+            continue
+        inside = [k for k in kept if c.start <= k.start and k.end <= c.end]
+        if any(k not in inside and k.start <= c.end and c.start <= k.end for k in kept):
+            continue
+        kept = [k for k in kept if k not in inside] + [c]
+    return sorted(kept, key=lambda c: c.start)
+
+
+def merged_start(compactions: Sequence[Compaction], start: int) -> int:
+    """Where a new compaction whose range begins at ``start`` begins once it takes in the summary
+    before it: one summary frame stands for everything older, re-rendered from the messages."""
+    before = [c.start for c in compactions if c.end < start]
+    return min(before) if before else start
+
+
+def view(history: Sequence[ChatMessage], compactions: Sequence[Compaction]) -> tuple[list[ChatMessage], list[int | None]]:
+    """What the model is sent of a history: each compacted range as its summary (a user message).
+
+    Returns the messages and, for each, its history index (None for a summary). The last
+    reasoning of a compacted range goes on the first assistant message after it that has none
+    (Forge keeps the reasoning chain, without letting it grow).
+    """
+    out: list[ChatMessage] = []
+    origin: list[int | None] = []
+    carry: str | None = None
+    by_start = {c.start: c for c in valid(compactions, len(history))}
+    i = 0
+    while i < len(history):
+        c = by_start.get(i)
+        if c is not None:
+            out.append(ChatMessage("user", c.summary))
+            origin.append(None)
+            carry = next((m.reasoning for m in reversed(history[c.start : c.end + 1]) if m.reasoning), None) or carry
+            i = c.end + 1
+            continue
+        m = history[i]
+        if carry is not None and m.role == "assistant":
+            if not m.reasoning:
+                m = ChatMessage(m.role, m.content, m.tool_calls, m.tool_call_id, m.name, carry)
+            carry = None
+        out.append(m)
+        origin.append(i)
+        i += 1
+    return out, origin
 
 
 @dataclass(frozen=True)
@@ -39,7 +250,7 @@ def build_wire(
     prefix: Sequence[dict[str, Any]], history: Sequence[ChatMessage], compactions: Sequence[Compaction]
 ) -> list[dict[str, Any]]:
     """The messages a request sends: the prefix (system prompt), then the history as compacted."""
-    messages, _ = compact.view(history, compactions)
+    messages, _ = view(history, compactions)
     return [*prefix, *(m.to_dict() for m in messages)]
 
 
@@ -53,7 +264,7 @@ class Compactor:
 
     def summarize(self, messages: Sequence[ChatMessage]) -> str:
         """The summary frame for these messages, cut to max_tokens."""
-        data = compact.fit_summary(compact.summary_data(messages), self.config.max_tokens)
+        data = fit_summary(summary_data(messages), self.config.max_tokens)
         return self.templates.render(SUMMARY_FRAME, data)
 
     def run(
@@ -73,25 +284,25 @@ class Compactor:
         c = self.config
         if not force and not (c.token_threshold or c.turn_threshold or c.message_threshold or c.on_turn_end):
             return None  # every trigger off: nothing to count
-        done = list(compact.valid(compactions, len(history)))
+        done = list(valid(compactions, len(history)))
         if wire is None:  # the caller's wire, when given, is this same view already built
             wire = build_wire(prefix, history, done)
         before = estimate_tokens(wire)
-        if not force and not compact.should_compact(self.config, wire, before):
+        if not force and not should_compact(self.config, wire, before):
             return None
         replaced = 0
         for whole in (True,) if force else (False, True):
-            messages, origin = compact.view(history, done)
+            messages, origin = view(history, done)
             offset = len(prefix)
             view_wire = [*prefix, *(m.to_dict() for m in messages)]
-            found = compact.eviction_range(self.config, view_wire, whole=whole)
+            found = eviction_range(self.config, view_wire, whole=whole)
             if found is not None:
                 start, end = found
                 first, last = origin[start - offset] if start >= offset else None, origin[end - offset]
                 if first is not None and last is not None and last >= first:
-                    first = compact.merged_start(done, first)
+                    first = merged_start(done, first)
                     item = Compaction(first, last, self.summarize(history[first : last + 1]))
-                    trial = compact.valid([*done, item], len(history))
+                    trial = valid([*done, item], len(history))
                     trial_wire = build_wire(prefix, history, trial)
                     # A summary no smaller than what it stands for (a few short messages) is not made.
                     if estimate_tokens(trial_wire) < estimate_tokens(wire):
@@ -99,7 +310,7 @@ class Compactor:
                         replaced += sum(c.end - c.start + 1 for c in trial) - sum(c.end - c.start + 1 for c in done)
                         done = trial
             wire = build_wire(prefix, history, done)
-            if force or not compact.over_threshold(self.config, wire, estimate_tokens(wire)):
+            if force or not over_threshold(self.config, wire, estimate_tokens(wire)):
                 break
         if not replaced:
             return None

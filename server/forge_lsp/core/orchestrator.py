@@ -16,7 +16,6 @@ from typing import Any
 from forge_lsp.core.compaction import Compactor, build_wire
 from forge_lsp.core.hooks import TurnHook, default_hooks
 from forge_lsp.domain import doom_loop
-from forge_lsp.domain.compact import Compaction
 from forge_lsp.domain.config import ForgeConfig
 from forge_lsp.domain.events import (
     CONTEXT_WARNING_RATIO,
@@ -44,6 +43,7 @@ from forge_lsp.domain.messages import (
     REPLY_CUT_MARKER,
     AssistantReply,
     ChatMessage,
+    Compaction,
     ToolCall,
     ToolResult,
     Usage,

@@ -183,3 +183,12 @@ class AssistantReply:
         return AssistantReply(
             self.text[:MAX_REPLY_CHARS] + REPLY_CUT_MARKER, self.tool_calls, self.finish_reason, self.usage, self.reasoning
         )
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """History messages start..end (inclusive, indexes into the conversation's history) are sent as ``summary``."""
+
+    start: int
+    end: int
+    summary: str

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from forge_lsp.domain.compact import Compaction
-from forge_lsp.domain.messages import AssistantReply, ChatMessage, ToolCall, ToolResult
+from forge_lsp.domain.messages import AssistantReply, ChatMessage, Compaction, ToolCall, ToolResult
 
 
 class ModelPort(Protocol):

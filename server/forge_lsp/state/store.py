@@ -19,8 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from forge_lsp.domain.compact import Compaction
-from forge_lsp.domain.messages import ChatMessage, Usage
+from forge_lsp.domain.messages import ChatMessage, Compaction, Usage
 from forge_lsp.redact import redact, redact_data
 from forge_lsp.state.db import DamagedState, RefusedState, _messages, _open, _stored
 from forge_lsp.state.dirs import SIDE_FILES, STATE_DIR, STATE_FILE, _unsafe_file, ensure_state_dir, move_aside, user_state_dir
