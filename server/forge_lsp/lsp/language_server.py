@@ -16,22 +16,11 @@ from pygls.lsp.server import LanguageServer
 
 from forge_lsp import __version__
 from forge_lsp.domain.config import WORKSPACE_FILE
-from forge_lsp.domain.events import (
-    ContextWarning,
-    Event,
-    Interrupt,
-    Retry,
-    ToolCallStarted,
-    TurnFinished,
-    TurnStarted,
-    TurnSummary,
-)
 from forge_lsp.lsp import convert
 from forge_lsp.lsp.coalesce import TextCoalescer
 from forge_lsp.lsp.diagnostics import DiagnosticStore
-from forge_lsp.lsp.protocol import ForgeProtocol, work_done_token
-from forge_lsp.redact import redact, redact_data
-from forge_lsp.render import format_event, reasoning_line
+from forge_lsp.lsp.protocol import ForgeProtocol
+from forge_lsp.redact import redact
 
 if TYPE_CHECKING:
     from forge_lsp.config import ConfigProblem
@@ -47,7 +36,6 @@ CONFIG_SOURCE = "forge.config"
 CONFIGURATION_TIMEOUT_SECS = 5.0
 """How long initialized waits for the client's workspace/configuration answer."""
 TEMPLATE_SOURCE = "forge.templates"
-CONTINUE = "Continue"
 TRUST, NOT_NOW = "Trust", "Not now"
 TRUST_HINT = "trust the workspace to use it (Forge: Trust Workspace, :ForgeTrust, or forge-lsp trust DIR)"
 ALLOW, DENY, ALWAYS = "Allow", "Deny", "Allow for this conversation"
@@ -348,17 +336,7 @@ class ForgeLanguageServer(LanguageServer):
         title = answer.title if answer is not None else DENY
         return {ALLOW: "allow", ALWAYS: "always"}.get(title, "deny")
 
-    async def offer_continue(self, runtime: WorkspaceRuntime, summary: TurnSummary) -> None:
-        """After an interrupt: a Continue button that starts a new turn with a fresh tracker."""
-        assert summary.reason is not None
-        message = f"Forge: {summary.reason.describe()}. Continue anyway?"
-        answer = await self.window_show_message_request_async(
-            t.ShowMessageRequestParams(type=t.MessageType.Warning, message=message, actions=[t.MessageActionItem(title=CONTINUE)])
-        )
-        if answer is not None and answer.title == CONTINUE and not runtime.running:
-            await self.run_turn(runtime, "Continue.", None, None)
-
-    # -- turns ----------------------------------------------------------
+    # -- cancelling a turn ----------------------------------------------
 
     def cancel_turn_request(self, msg_id: str | int) -> None:
         """$/cancelRequest of a forge.run: cancel its turn."""
@@ -371,113 +349,6 @@ class ForgeLanguageServer(LanguageServer):
         root = self.progress_tokens.get(token)
         if root is not None and root in self.runtimes:
             self.runtimes[root].cancel()
-
-    async def _progress_token(self) -> str | int | None:
-        token = work_done_token.get()
-        if token is not None:
-            return token
-        window = self.client_capabilities.window
-        if window is None or not window.work_done_progress:
-            return None
-        import uuid
-
-        token = f"forge-{uuid.uuid4().hex}"
-        try:
-            await asyncio.wait_for(self.work_done_progress.create_async(token), 10)
-        except Exception as exc:
-            self.log(f"window/workDoneProgress/create failed: {exc}", t.MessageType.Warning)
-            return None
-        return token
-
-    async def run_turn(self, runtime: WorkspaceRuntime, prompt: str, model: str | None, msg_id: str | int | None) -> TurnSummary:
-        """Run a turn, reporting it as progress, diagnostics and notifications."""
-        token = await self._progress_token()
-        if token is not None:
-            self.progress_tokens[token] = runtime.root
-            self.work_done_progress.begin(
-                token, t.WorkDoneProgressBegin(title="Forge", message=prompt.splitlines()[0][:80], cancellable=True)
-            )
-        if msg_id is not None:
-            self.requests[msg_id] = runtime.root
-
-        def emit(event: Event) -> None:
-            self.on_event(runtime, event, token)
-
-        template_errors = len(runtime.templates.errors)
-        try:
-            summary = await runtime.run(prompt, emit, model)
-        finally:
-            if msg_id is not None:
-                self.requests.pop(msg_id, None)
-            if token is not None:
-                self.progress_tokens.pop(token, None)
-        if token is not None:
-            self.work_done_progress.end(token, t.WorkDoneProgressEnd(message=summary.status.value))
-        if summary.timing:
-            timing = ", ".join(f"{k} {v:.1f}" for k, v in summary.timing.items())
-            self.log(f"turn {summary.turn_id} timing: {timing}", t.MessageType.Info)
-        for error in runtime.templates.errors[template_errors:]:
-            # An override that broke at render time: the built-in was used; the user should know.
-            self.log(error, t.MessageType.Warning)
-            self.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=f"Forge: {error}"))
-        if summary.reason is not None:
-            self.spawn(self.offer_continue(runtime, summary))
-        return summary
-
-    def on_event(self, runtime: WorkspaceRuntime, event: Event, token: str | int | None) -> None:
-        """One turn event -> forge/event, logMessage, progress, diagnostics, showMessage."""
-        # Tool output and model text may echo a secret (from the environment, or key-shaped): not to the client.
-        payload = redact_data(event.to_dict())
-        self.events(payload)
-        self.log_event(payload)
-        transcript = runtime.transcript
-        transcript_uri = transcript.path.as_uri() if transcript else None
-        if isinstance(event, TurnStarted):
-            self.diagnostics.clear(convert.SOURCE)
-        elif isinstance(event, ToolCallStarted | Retry) and token is not None:
-            self.work_done_progress.report(token, t.WorkDoneProgressReport(message=convert.progress_report(event)))
-        if isinstance(event, Retry) and transcript is not None and transcript_uri is not None:
-            line_no = transcript.call_lines.get(event.call_id, 0)
-            self.diagnostics.add(convert.SOURCE, transcript_uri, convert.retry_diagnostic(event, line_no))
-            file_path = runtime.root / event.path if event.path else None
-            # A read of a missing file must not put a Problem on a file that is not there.
-            if file_path is not None and file_path.is_file():
-                self.diagnostics.add(convert.SOURCE, file_path.as_uri(), convert.retry_diagnostic(event, 0))
-        elif isinstance(event, Interrupt) and transcript is not None and transcript_uri is not None:
-            # The user hears of the interrupt once: offer_continue's showMessageRequest (a Warning with
-            # "Continue") carries the reason; a showMessage as well would be a second notification.
-            line_no = transcript.interrupt_line if transcript.interrupt_line is not None else 0
-            self.diagnostics.add(convert.SOURCE, transcript_uri, convert.interrupt_diagnostic(event, line_no))
-        elif isinstance(event, ContextWarning):
-            self.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=f"Forge: {event.message()}"))
-        elif isinstance(event, TurnFinished) and event.summary is not None and event.summary.error:
-            self.window_show_message(
-                t.ShowMessageParams(type=t.MessageType.Error, message=redact(f"Forge: {event.summary.error}"))
-            )
-
-    def log_event(self, payload: dict[str, Any]) -> None:
-        """One window/logMessage per event; streamed text (and reasoning) as one line per complete message."""
-        turn_id = str(payload.get("turnId", ""))
-        kind = str(payload.get("type", ""))
-        if kind in ("assistantText", "reasoning"):
-            streaming = self.assistant_text.get(turn_id)
-            if streaming is not None and streaming[0] != kind:
-                self.log_streamed(turn_id)
-            self.assistant_text.setdefault(turn_id, (kind, []))[1].append(str(payload.get("text", "")))
-            return
-        # Any other event of the turn ends the message being streamed.
-        self.log_streamed(turn_id)
-        line = format_event(payload)
-        if line is not None:
-            self.log(line)
-
-    def log_streamed(self, turn_id: str) -> None:
-        """Log the turn's streamed text or reasoning gathered so far, as one line."""
-        kind, pieces = self.assistant_text.pop(turn_id, ("", []))
-        text = "".join(pieces)
-        line = reasoning_line(text) if kind == "reasoning" else f"  assistant: {text.strip()}" if text.strip() else None
-        if line is not None:
-            self.log(line)
 
     def shutdown_runtimes(self) -> None:
         """Cancel running turns and close every workspace's state."""

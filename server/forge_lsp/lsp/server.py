@@ -12,6 +12,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from forge_lsp import __version__
 from forge_lsp.domain.config import WORKSPACE_FILE
 from forge_lsp.domain.events import Compacted
+from forge_lsp.lsp import turns
 from forge_lsp.lsp.language_server import (
     MAX_SELECTED_FILE_BYTES,
     MAX_SELECTION_CHARS,
@@ -142,7 +143,7 @@ def create_server() -> ForgeLanguageServer:
         from forge_lsp.runtime import NoModel, TurnInProgress
 
         try:
-            summary = await ls.run_turn(runtime, prompt, model, request_id.get())
+            summary = await turns.run_turn(ls, runtime, prompt, model, request_id.get())
         except (TurnInProgress, NoModel) as exc:
             raise TurnRefused(str(exc)) from None
         except ValueError as exc:
@@ -215,7 +216,7 @@ def create_server() -> ForgeLanguageServer:
         if result["messages"]:
             payload = Compacted("", result["beforeTokens"], result["afterTokens"], result["messages"]).to_dict()
             ls.events(payload)
-            ls.log_event(payload)
+            turns.log_event(ls, payload)
         return result
 
     @server.command("forge.listConversations")
