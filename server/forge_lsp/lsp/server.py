@@ -13,15 +13,23 @@ from forge_lsp import __version__
 from forge_lsp.domain.config import WORKSPACE_FILE
 from forge_lsp.domain.events import Compacted
 from forge_lsp.lsp import turns
+from forge_lsp.lsp.config_report import (
+    client_trust,
+    pull_configuration,
+    reload_files,
+    set_editor_settings,
+    trust,
+    unwrap_settings,
+    watch_files,
+)
 from forge_lsp.lsp.language_server import (
     MAX_SELECTED_FILE_BYTES,
     MAX_SELECTION_CHARS,
     ForgeLanguageServer,
-    client_trust,
-    unwrap_settings,
     uri_to_path,
 )
 from forge_lsp.lsp.protocol import request_id
+from forge_lsp.lsp.workspaces import runtime_for
 from forge_lsp.redact import redact_data
 
 if TYPE_CHECKING:
@@ -75,13 +83,13 @@ def create_server() -> ForgeLanguageServer:
 
         ls.log(f"forge-lsp {__version__} ready")
         try:
-            await ls.pull_configuration()
+            await pull_configuration(ls)
         finally:
             ls.configured.set()
-        await ls.watch_files()
+        await watch_files(ls)
         for root in ls.roots():
             try:
-                ls.runtime_for(root.as_uri())
+                runtime_for(ls, root.as_uri())
             except Exception as exc:
                 ls.log(f"cannot open workspace {root}: {exc}", t.MessageType.Error)
         # Templates compile in the background so the first turn does not wait for pybars3.
@@ -102,20 +110,20 @@ def create_server() -> ForgeLanguageServer:
     async def did_change_configuration(ls: ForgeLanguageServer, params: t.DidChangeConfigurationParams) -> None:
         settings = params.settings.get("forge") if isinstance(params.settings, dict) else None
         if isinstance(settings, dict):
-            ls.set_editor_settings(settings)
+            set_editor_settings(ls, settings)
         else:
-            await ls.pull_configuration()
+            await pull_configuration(ls)
 
     @server.feature(t.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(ls: ForgeLanguageServer, params: t.DidChangeWatchedFilesParams) -> None:
-        ls.reload_files()
+        reload_files(ls)
 
     @server.feature(t.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: ForgeLanguageServer, params: t.DidSaveTextDocumentParams) -> None:
         # Clients without file watchers (Neovim 0.7) still reload on save.
         path = params.text_document.uri
         if path.endswith("/" + WORKSPACE_FILE) or "/.forge/templates/" in path:
-            ls.reload_files()
+            reload_files(ls)
 
     @server.feature(t.WINDOW_WORK_DONE_PROGRESS_CANCEL)
     def progress_cancel(ls: ForgeLanguageServer, params: t.WorkDoneProgressCancelParams) -> None:
@@ -134,7 +142,7 @@ def create_server() -> ForgeLanguageServer:
         uri = arg.get("uri")
         if uri is not None and not isinstance(uri, str):
             raise JsonRpcInvalidParams("forge.run: uri must be a string")
-        runtime = ls.runtime_for(uri)
+        runtime = runtime_for(ls, uri)
         if runtime.running:
             raise TurnRefused(
                 f"a Forge turn is already running in {runtime.root} ({runtime.turn_id}); cancel it with forge.cancel first"
@@ -166,7 +174,7 @@ def create_server() -> ForgeLanguageServer:
         arg = object_argument(args, "forge.status")
         from forge_lsp.llm.litellm_adapter import library_loaded
 
-        return {**ls.runtime_for(arg.get("uri")).status(), "modelLibraryLoaded": library_loaded()}
+        return {**runtime_for(ls, arg.get("uri")).status(), "modelLibraryLoaded": library_loaded()}
 
     @server.command("forge.newConversation")
     async def forge_new_conversation(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
@@ -175,7 +183,7 @@ def create_server() -> ForgeLanguageServer:
         from forge_lsp.runtime import TurnInProgress
 
         try:
-            return {"conversationId": ls.runtime_for(arg.get("uri")).new_conversation()}
+            return {"conversationId": runtime_for(ls, arg.get("uri")).new_conversation()}
         except TurnInProgress as exc:
             raise TurnRefused(str(exc)) from None
 
@@ -183,7 +191,7 @@ def create_server() -> ForgeLanguageServer:
     async def forge_show_config(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
         await ls.wait_configured()
         arg = object_argument(args, "forge.showConfig")
-        return ls.runtime_for(arg.get("uri")).effective.show()
+        return runtime_for(ls, arg.get("uri")).effective.show()
 
     @server.command("forge.trust")
     async def forge_trust(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
@@ -193,11 +201,11 @@ def create_server() -> ForgeLanguageServer:
         revoke = arg.get("revoke", False)
         if not isinstance(revoke, bool):
             raise JsonRpcInvalidParams("forge.trust: revoke must be true or false")
-        runtime = ls.runtime_for(arg.get("uri"))
+        runtime = runtime_for(ls, arg.get("uri"))
         if runtime.running:
             raise TurnRefused(f"a Forge turn is running in {runtime.root}; trust changes wait until it ends")
         try:
-            return ls.trust(runtime, not revoke)
+            return trust(ls, runtime, not revoke)
         except OSError as exc:
             raise TurnRefused(f"cannot record the trust decision: {exc}") from None
 
@@ -208,7 +216,7 @@ def create_server() -> ForgeLanguageServer:
         arg = object_argument(args, "forge.compact")
         from forge_lsp.runtime import TurnInProgress
 
-        runtime = ls.runtime_for(arg.get("uri"))
+        runtime = runtime_for(ls, arg.get("uri"))
         try:
             result = runtime.compact()
         except TurnInProgress as exc:
@@ -224,7 +232,7 @@ def create_server() -> ForgeLanguageServer:
         """[{id, title, turns, lastStatus, tokens, updated}], the latest first."""
         await ls.wait_configured()
         arg = object_argument(args, "forge.listConversations")
-        return redact_data(ls.runtime_for(arg.get("uri")).list_conversations())  # type: ignore[no-any-return]
+        return redact_data(runtime_for(ls, arg.get("uri")).list_conversations())  # type: ignore[no-any-return]
 
     async def on_conversation(
         ls: ForgeLanguageServer, args: tuple[Any, ...], name: str, act: Callable[[WorkspaceRuntime, str], dict[str, Any]]
@@ -238,7 +246,7 @@ def create_server() -> ForgeLanguageServer:
         cid = arg.get("id")
         if not isinstance(cid, str) or not cid.strip():
             raise JsonRpcInvalidParams(f"{name} needs {{id: string}}: a conversation id from forge.listConversations")
-        runtime = ls.runtime_for(arg.get("uri"))
+        runtime = runtime_for(ls, arg.get("uri"))
         try:
             return redact_data(act(runtime, cid))  # type: ignore[no-any-return]
         except KeyError:
