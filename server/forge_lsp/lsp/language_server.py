@@ -31,8 +31,6 @@ EVENT_NOTIFICATION = "forge/event"
 CONFIGURATION_TIMEOUT_SECS = 5.0
 """How long initialized waits for the client's workspace/configuration answer."""
 ALLOW, DENY, ALWAYS = "Allow", "Deny", "Allow for this conversation"
-MAX_SELECTION_CHARS = 20_000
-MAX_SELECTED_FILE_BYTES = 10 * 1024 * 1024
 
 
 def uri_to_path(uri: str) -> Path:

@@ -22,13 +22,9 @@ from forge_lsp.lsp.config_report import (
     unwrap_settings,
     watch_files,
 )
-from forge_lsp.lsp.language_server import (
-    MAX_SELECTED_FILE_BYTES,
-    MAX_SELECTION_CHARS,
-    ForgeLanguageServer,
-    uri_to_path,
-)
+from forge_lsp.lsp.language_server import ForgeLanguageServer
 from forge_lsp.lsp.protocol import request_id
+from forge_lsp.lsp.selection import with_selection
 from forge_lsp.lsp.workspaces import runtime_for
 from forge_lsp.redact import redact_data
 
@@ -265,33 +261,3 @@ def create_server() -> ForgeLanguageServer:
         return await on_conversation(ls, args, "forge.deleteConversation", lambda r, cid: r.delete_conversation(cid))
 
     return server
-
-
-async def with_selection(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, prompt: str, uri: str | None, rng: Any) -> str:
-    """The prompt, with the file (and selected lines) the user ran it from."""
-    if not uri:
-        return prompt
-    path = uri_to_path(uri)
-    rel = runtime.workspace.relative(path.resolve())
-    if not isinstance(rng, dict):
-        return f"{prompt}\n\n(The user is in {rel}.)"
-    try:
-        start = int(rng["start"]["line"])
-        end = int(rng["end"]["line"])
-    except (KeyError, TypeError, ValueError):
-        raise JsonRpcInvalidParams("forge.run: range must be an LSP Range {start: {line, character}, end: {...}}") from None
-    doc = ls.workspace.text_documents.get(uri)
-    if doc is not None:
-        lines = doc.lines
-    else:
-        from forge_lsp.tools.base import ToolFailure, read_regular
-
-        # Off the event loop, and only a regular file: a FIFO would hang the server.
-        try:
-            text = await asyncio.to_thread(read_regular, path, str(rel), MAX_SELECTED_FILE_BYTES)
-        except (ToolFailure, OSError) as exc:
-            ls.log(f"forge.run: the selection's file is not read: {exc}", t.MessageType.Warning)
-            text = ""
-        lines = text.splitlines(keepends=True)
-    selected = "".join(lines[start : end + 1])[:MAX_SELECTION_CHARS]
-    return f"{prompt}\n\n(The user selected lines {start + 1}-{end + 1} of {rel}:)\n```\n{selected.rstrip()}\n```"
