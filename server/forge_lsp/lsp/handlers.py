@@ -51,12 +51,14 @@ def object_argument(args: tuple[Any, ...], command: str) -> dict[str, Any]:
 
 
 def initialize(ls: ForgeLanguageServer, params: t.InitializeParams) -> None:
+    """initialize: the editor's settings and its word on trust, from initializationOptions."""
     ls.init_settings = unwrap_settings(params.initialization_options)
     ls.client_trusted = client_trust(params.initialization_options)
     ls.editor_settings = dict(ls.init_settings)
 
 
 async def initialized(ls: ForgeLanguageServer, params: t.InitializedParams) -> None:
+    """initialized: pull the settings, watch the config files, open each folder's runtime, warm up later."""
     from forge_lsp.llm.litellm_adapter import warm_up, warm_up_delay
 
     ls.log(f"forge-lsp {__version__} ready")
@@ -82,10 +84,12 @@ async def initialized(ls: ForgeLanguageServer, params: t.InitializedParams) -> N
 
 
 def shutdown(ls: ForgeLanguageServer, params: None) -> None:
+    """shutdown: cancel running turns and close every workspace's state."""
     ls.shutdown_runtimes()
 
 
 async def did_change_configuration(ls: ForgeLanguageServer, params: t.DidChangeConfigurationParams) -> None:
+    """New settings: the section forge when the client pushes it, else pulled again."""
     settings = params.settings.get("forge") if isinstance(params.settings, dict) else None
     if isinstance(settings, dict):
         set_editor_settings(ls, settings)
@@ -94,10 +98,12 @@ async def did_change_configuration(ls: ForgeLanguageServer, params: t.DidChangeC
 
 
 def did_change_watched_files(ls: ForgeLanguageServer, params: t.DidChangeWatchedFilesParams) -> None:
+    """.forge.toml or a template changed on disk: read them again."""
     reload_files(ls)
 
 
 def did_save(ls: ForgeLanguageServer, params: t.DidSaveTextDocumentParams) -> None:
+    """A saved .forge.toml or template: read them again."""
     # Clients without file watchers (Neovim 0.7) still reload on save.
     path = params.text_document.uri
     if path.endswith("/" + WORKSPACE_FILE) or "/.forge/templates/" in path:
@@ -105,10 +111,12 @@ def did_save(ls: ForgeLanguageServer, params: t.DidSaveTextDocumentParams) -> No
 
 
 def progress_cancel(ls: ForgeLanguageServer, params: t.WorkDoneProgressCancelParams) -> None:
+    """The user cancelled a turn's progress: cancel the turn."""
     ls.cancel_progress(params.token)
 
 
 async def forge_run(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
+    """{prompt, model?, uri?, range?}: run a turn; its summary when it ends."""
     await ls.wait_configured()
     arg = object_argument(args, "forge.run")
     prompt = arg.get("prompt")
@@ -138,6 +146,7 @@ async def forge_run(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
 
 
 async def forge_cancel(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
+    """{turnId?}: cancel the running turn (that one, when given); {cancelled}."""
     await ls.wait_configured()
     arg = object_argument(args, "forge.cancel")
     turn_id = arg.get("turnId")
@@ -148,6 +157,7 @@ async def forge_cancel(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
 
 
 async def forge_status(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
+    """The workspace's status, and whether the model library is loaded yet."""
     await ls.wait_configured()
     arg = object_argument(args, "forge.status")
     from forge_lsp.llm.litellm_adapter import library_loaded
@@ -156,6 +166,7 @@ async def forge_status(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
 
 
 async def forge_new_conversation(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
+    """Start a new conversation; refused while a turn runs."""
     await ls.wait_configured()
     arg = object_argument(args, "forge.newConversation")
     from forge_lsp.runtime import TurnInProgress
@@ -167,6 +178,7 @@ async def forge_new_conversation(ls: ForgeLanguageServer, *args: Any) -> dict[st
 
 
 async def forge_show_config(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
+    """The effective config: {key: {value, source}}."""
     await ls.wait_configured()
     arg = object_argument(args, "forge.showConfig")
     return runtime_for(ls, arg.get("uri")).effective.show()

@@ -41,6 +41,7 @@ async def offer_continue(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, sum
 
 
 async def _progress_token(ls: ForgeLanguageServer) -> str | int | None:
+    """The request's work-done token, else one the server creates (None: the client shows no progress)."""
     token = work_done_token.get()
     if token is not None:
         return token
