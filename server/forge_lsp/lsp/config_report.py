@@ -1,0 +1,200 @@
+"""A workspace's config in the editor: its problems as diagnostics, the Trust question, editor settings and file watchers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as t
+
+from forge_lsp.domain.config import WORKSPACE_FILE
+from forge_lsp.lsp import convert
+from forge_lsp.lsp.language_server import CONFIGURATION_TIMEOUT_SECS, ForgeLanguageServer
+
+if TYPE_CHECKING:
+    from forge_lsp.config import ConfigProblem
+    from forge_lsp.runtime import WorkspaceRuntime
+
+CONFIG_SOURCE = "forge.config"
+TEMPLATE_SOURCE = "forge.templates"
+TRUST, NOT_NOW = "Trust", "Not now"
+TRUST_HINT = "trust the workspace to use it (Forge: Trust Workspace, :ForgeTrust, or forge-lsp trust DIR)"
+# A file with thousands of bad keys must not flood the client: the first ones are enough to fix it.
+MAX_REPORTED_PROBLEMS = 200
+
+
+def unwrap_settings(value: Any) -> dict[str, Any]:
+    """Editor settings as a dict: {"settings": {...}} (VS Code's initializationOptions) or the dict itself."""
+    if not isinstance(value, dict):
+        return {}
+    return value["settings"] if isinstance(value.get("settings"), dict) else value
+
+
+def configuration_entry(result: Any) -> dict[str, Any] | None:
+    """The "forge" entry of a workspace/configuration answer; None when the answer has none.
+
+    The spec asks for a list with one entry per item, but clients answer null, [] or
+    [null] too.
+    """
+    entry = result[0] if isinstance(result, list) and result else None
+    return entry if isinstance(entry, dict) else None
+
+
+def client_trust(options: Any) -> bool | None:
+    """initializationOptions.workspaceTrusted: the client's word on trust (VS Code's workspace.isTrusted).
+
+    Only initializationOptions carry it: workspace/configuration is settings, which a
+    workspace's own .vscode/settings.json may set.
+    """
+    value = options.get("workspaceTrusted") if isinstance(options, dict) else None
+    return value if isinstance(value, bool) else None
+
+
+def report_config(ls: ForgeLanguageServer, runtime: WorkspaceRuntime) -> None:
+    """Config and template problems as diagnostics on the file (and a log line each, up to a cap).
+
+    In an untrusted workspace each ignored key (or template override) is a Warning at its
+    line, and the user is asked once (per change of the files) whether to trust it.
+    """
+    from forge_lsp.config import UNTRUSTED
+
+    by_file: dict[str, list[t.Diagnostic]] = {}
+    ignored = runtime.untrusted_problems()
+    problems = [p for p in runtime.effective.problems if p.code != UNTRUSTED] + ignored
+    for problem in problems[:MAX_REPORTED_PROBLEMS]:
+        ls.log(f"config: {problem}", t.MessageType.Warning)
+        if problem.path is None:
+            ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=f"Forge: {problem}"))
+            continue
+        line = (problem.line or 1) - 1
+        message = f"{problem.key}: {problem.message}" if problem.key else problem.message
+        if problem.code == UNTRUSTED:
+            message += f"; {TRUST_HINT}"
+        # A bad key is dropped alone; a file that does not parse keeps its last good values.
+        elif problem.key:
+            message += " (this key is ignored; the rest of the file applies)"
+        else:
+            message += " (the last good config stays in force)"
+        diag = t.Diagnostic(
+            range=convert.line_range(line),
+            message=message,
+            severity=t.DiagnosticSeverity.Warning if problem.code == UNTRUSTED else t.DiagnosticSeverity.Error,
+            source=convert.SOURCE,
+            code=problem.code,
+        )
+        by_file.setdefault(problem.path.as_uri(), []).append(diag)
+    if len(problems) > MAX_REPORTED_PROBLEMS:
+        ls.log(f"config: ... and {len(problems) - MAX_REPORTED_PROBLEMS} more problems", t.MessageType.Warning)
+    uris = {runtime.loader.workspace_path.as_uri(), runtime.loader.user_path.as_uri()}
+    uris |= ls.config_uris.get(runtime.root, set()) | set(by_file)
+    for uri in uris:
+        ls.diagnostics.set(CONFIG_SOURCE, uri, by_file.get(uri, []))
+    ls.config_uris[runtime.root] = set(by_file)
+    for error in runtime.templates.errors:
+        ls.log(error, t.MessageType.Warning)
+    if ignored:
+        ls.spawn(offer_trust(ls, runtime, ignored))
+
+
+async def offer_trust(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, ignored: list[ConfigProblem]) -> None:
+    """One message per change of the workspace's files: what is ignored, and a Trust button."""
+    from forge_lsp.trust import fingerprint
+
+    digest = await asyncio.get_running_loop().run_in_executor(None, fingerprint, runtime.root)
+    # Trusted meanwhile (:ForgeTrust, forge.trust), or asked already about these files: nothing to ask.
+    if runtime.trusted or ls.trust_offered.get(runtime.root) == digest:
+        return
+    ls.trust_offered[runtime.root] = digest
+    keys = sorted({p.key or (p.path.name if p.path else "") for p in ignored})
+    shown = ", ".join(keys[:5]) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
+    message = (
+        f"Forge: {runtime.root.name} is not trusted, so its .forge.toml / .forge/ settings that can run code "
+        f"or send data elsewhere are ignored ({shown}). Trust this workspace?"
+    )
+    try:
+        answer = await ls.window_show_message_request_async(
+            t.ShowMessageRequestParams(
+                type=t.MessageType.Warning,
+                message=message,
+                actions=[t.MessageActionItem(title=TRUST), t.MessageActionItem(title=NOT_NOW)],
+            )
+        )
+    except Exception as exc:  # a client that cannot ask: the diagnostics still say it
+        ls.log(f"could not ask whether to trust {runtime.root}: {exc}")
+        return
+    if answer is not None and answer.title == TRUST and not runtime.trusted:
+        trust(ls, runtime, True)
+
+
+def trust(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, trusted: bool) -> dict[str, Any]:
+    """Record the user's trust decision for a workspace and apply it at once."""
+    runtime.set_trusted(trusted)
+    verb = "trusted" if trusted else "no longer trusted"
+    ls.log(f"{runtime.root} is {verb}: config and templates reloaded", t.MessageType.Info)
+    report_config(ls, runtime)
+    return {"root": str(runtime.root), "trusted": runtime.trusted, "trust": runtime.trust_state()}
+
+
+async def pull_configuration(ls: ForgeLanguageServer) -> None:
+    """workspace/configuration section "forge", when the client supports it."""
+    caps = ls.client_capabilities.workspace
+    if caps is None or not caps.configuration:
+        return
+    try:
+        result = await asyncio.wait_for(
+            ls.workspace_configuration_async(t.ConfigurationParams(items=[t.ConfigurationItem(section="forge")])),
+            CONFIGURATION_TIMEOUT_SECS,
+        )
+    except TimeoutError:
+        ls.log(
+            f"workspace/configuration: no answer in {CONFIGURATION_TIMEOUT_SECS:g} s; using no editor settings",
+            t.MessageType.Warning,
+        )
+        return
+    except Exception as exc:  # a client that fails this must not stop the server
+        ls.log(f"workspace/configuration failed: {exc}", t.MessageType.Warning)
+        return
+    settings = configuration_entry(result)
+    if settings is None:
+        # null, [], [null] or a non-object entry: the client has no "forge" settings.
+        ls.log(f"workspace/configuration: no settings for section forge in the answer {json.dumps(result)[:200]}")
+        settings = {}
+    set_editor_settings(ls, settings)
+
+
+def set_editor_settings(ls: ForgeLanguageServer, settings: Any) -> None:
+    """New editor settings: reload every workspace's config."""
+    # workspace/configuration is the live view; initializationOptions fill what it lacks.
+    ls.editor_settings = {**ls.init_settings, **unwrap_settings(settings)}
+    settings = ls.editor_settings
+    for runtime in ls.runtimes.values():
+        runtime.reload_config(settings, editor=True)
+        report_config(ls, runtime)
+
+
+def reload_files(ls: ForgeLanguageServer) -> None:
+    """.forge.toml or a template changed: read them again."""
+    for runtime in ls.runtimes.values():
+        runtime.reload_config()
+        runtime.reload_templates()
+        report_config(ls, runtime)
+
+
+async def watch_files(ls: ForgeLanguageServer) -> None:
+    """Ask the client to watch .forge.toml and .forge/templates/ (dynamic registration)."""
+    caps = ls.client_capabilities.workspace
+    watched = caps.did_change_watched_files if caps else None
+    if watched is None or not watched.dynamic_registration:
+        return
+    options = t.DidChangeWatchedFilesRegistrationOptions(
+        watchers=[
+            t.FileSystemWatcher(glob_pattern=f"**/{WORKSPACE_FILE}"),
+            t.FileSystemWatcher(glob_pattern="**/.forge/templates/*.md"),
+        ]
+    )
+    registration = t.Registration(id="forge-config-watch", method=t.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options)
+    try:
+        await ls.client_register_capability_async(t.RegistrationParams(registrations=[registration]))
+    except Exception as exc:
+        ls.log(f"could not register file watchers: {exc}", t.MessageType.Warning)

@@ -1,0 +1,256 @@
+"""The LSP features and forge.* commands: each handler a function taking the server and its typed params.
+
+They translate: params in, a runtime call, LSP out; create_server (server.py) registers them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as t
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+
+from forge_lsp import __version__
+from forge_lsp.domain.config import WORKSPACE_FILE
+from forge_lsp.domain.events import Compacted
+from forge_lsp.lsp import turns
+from forge_lsp.lsp.config_report import (
+    client_trust,
+    pull_configuration,
+    reload_files,
+    set_editor_settings,
+    trust,
+    unwrap_settings,
+    watch_files,
+)
+from forge_lsp.lsp.language_server import ForgeLanguageServer
+from forge_lsp.lsp.protocol import request_id
+from forge_lsp.lsp.selection import with_selection
+from forge_lsp.lsp.workspaces import runtime_for
+from forge_lsp.redact import redact_data
+
+if TYPE_CHECKING:
+    from forge_lsp.runtime import WorkspaceRuntime
+
+
+class TurnRefused(JsonRpcException):
+    """forge.run that cannot start: a turn runs in the same workspace, or no model is set (LSP RequestFailed)."""
+
+    CODE = -32803
+
+
+def object_argument(args: tuple[Any, ...], command: str) -> dict[str, Any]:
+    """The one object argument every forge.* command takes (none means {})."""
+    if not args:
+        return {}
+    if len(args) != 1 or not isinstance(args[0], dict):
+        raise JsonRpcInvalidParams(f"{command} takes one object argument, got {len(args)} argument(s)")
+    return args[0]
+
+
+def initialize(ls: ForgeLanguageServer, params: t.InitializeParams) -> None:
+    """initialize: the editor's settings and its word on trust, from initializationOptions."""
+    ls.init_settings = unwrap_settings(params.initialization_options)
+    ls.client_trusted = client_trust(params.initialization_options)
+    ls.editor_settings = dict(ls.init_settings)
+
+
+async def initialized(ls: ForgeLanguageServer, params: t.InitializedParams) -> None:
+    """initialized: pull the settings, watch the config files, open each folder's runtime, warm up later."""
+    from forge_lsp.llm.litellm_adapter import warm_up, warm_up_delay
+
+    ls.log(f"forge-lsp {__version__} ready")
+    try:
+        await pull_configuration(ls)
+    finally:
+        ls.configured.set()
+    await watch_files(ls)
+    for root in ls.roots():
+        try:
+            runtime_for(ls, root.as_uri())
+        except Exception as exc:
+            ls.log(f"cannot open workspace {root}: {exc}", t.MessageType.Error)
+    # Templates compile in the background so the first turn does not wait for pybars3.
+    for runtime in list(ls.runtimes.values()):
+        asyncio.get_running_loop().run_in_executor(None, runtime.preload_templates)
+    # litellm costs seconds and ~150 MB: loaded in a background thread once the server has been idle
+    # a moment (a short-lived server never pays), so the first turn does not wait for it. A turn that
+    # comes first loads it itself. forge.status says modelLibraryLoaded.
+    delay = warm_up_delay()
+    if delay is not None:
+        asyncio.get_running_loop().call_later(delay, warm_up)
+
+
+def shutdown(ls: ForgeLanguageServer, params: None) -> None:
+    """shutdown: cancel running turns and close every workspace's state."""
+    ls.shutdown_runtimes()
+
+
+async def did_change_configuration(ls: ForgeLanguageServer, params: t.DidChangeConfigurationParams) -> None:
+    """New settings: the section forge when the client pushes it, else pulled again."""
+    settings = params.settings.get("forge") if isinstance(params.settings, dict) else None
+    if isinstance(settings, dict):
+        set_editor_settings(ls, settings)
+    else:
+        await pull_configuration(ls)
+
+
+def did_change_watched_files(ls: ForgeLanguageServer, params: t.DidChangeWatchedFilesParams) -> None:
+    """.forge.toml or a template changed on disk: read them again."""
+    reload_files(ls)
+
+
+def did_save(ls: ForgeLanguageServer, params: t.DidSaveTextDocumentParams) -> None:
+    """A saved .forge.toml or template: read them again."""
+    # Clients without file watchers (Neovim 0.7) still reload on save.
+    path = params.text_document.uri
+    if path.endswith("/" + WORKSPACE_FILE) or "/.forge/templates/" in path:
+        reload_files(ls)
+
+
+def progress_cancel(ls: ForgeLanguageServer, params: t.WorkDoneProgressCancelParams) -> None:
+    """The user cancelled a turn's progress: cancel the turn."""
+    ls.cancel_progress(params.token)
+
+
+async def forge_run(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
+    """{prompt, model?, uri?, range?}: run a turn; its summary when it ends."""
+    await ls.wait_configured()
+    arg = object_argument(args, "forge.run")
+    prompt = arg.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise JsonRpcInvalidParams("forge.run needs {prompt: string} with a non-empty prompt")
+    model = arg.get("model")
+    if model is not None and (not isinstance(model, str) or not model.strip()):
+        raise JsonRpcInvalidParams("forge.run: model must be a non-empty string")
+    uri = arg.get("uri")
+    if uri is not None and not isinstance(uri, str):
+        raise JsonRpcInvalidParams("forge.run: uri must be a string")
+    runtime = runtime_for(ls, uri)
+    if runtime.running:
+        raise TurnRefused(
+            f"a Forge turn is already running in {runtime.root} ({runtime.turn_id}); cancel it with forge.cancel first"
+        )
+    prompt = await with_selection(ls, runtime, prompt, uri, arg.get("range"))
+    from forge_lsp.runtime import NoModel, TurnInProgress
+
+    try:
+        summary = await turns.run_turn(ls, runtime, prompt, model, request_id.get())
+    except (TurnInProgress, NoModel) as exc:
+        raise TurnRefused(str(exc)) from None
+    except ValueError as exc:
+        raise JsonRpcInvalidParams(str(exc)) from None
+    return redact_data(summary.to_dict())  # type: ignore[no-any-return]
+
+
+async def forge_cancel(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
+    """{turnId?}: cancel the running turn (that one, when given); {cancelled}."""
+    await ls.wait_configured()
+    arg = object_argument(args, "forge.cancel")
+    turn_id = arg.get("turnId")
+    if turn_id is not None and not isinstance(turn_id, str):
+        raise JsonRpcInvalidParams("forge.cancel: turnId must be a string")
+    cancelled = any(r.cancel(turn_id) for r in ls.runtimes.values())
+    return {"cancelled": cancelled}
+
+
+async def forge_status(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
+    """The workspace's status, and whether the model library is loaded yet."""
+    await ls.wait_configured()
+    arg = object_argument(args, "forge.status")
+    from forge_lsp.llm.litellm_adapter import library_loaded
+
+    return {**runtime_for(ls, arg.get("uri")).status(), "modelLibraryLoaded": library_loaded()}
+
+
+async def forge_new_conversation(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
+    """Start a new conversation; refused while a turn runs."""
+    await ls.wait_configured()
+    arg = object_argument(args, "forge.newConversation")
+    from forge_lsp.runtime import TurnInProgress
+
+    try:
+        return {"conversationId": runtime_for(ls, arg.get("uri")).new_conversation()}
+    except TurnInProgress as exc:
+        raise TurnRefused(str(exc)) from None
+
+
+async def forge_show_config(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
+    """The effective config: {key: {value, source}}."""
+    await ls.wait_configured()
+    arg = object_argument(args, "forge.showConfig")
+    return runtime_for(ls, arg.get("uri")).effective.show()
+
+
+async def forge_trust(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
+    """The user trusts this workspace ({revoke: true}: no longer); its config and templates reload."""
+    await ls.wait_configured()
+    arg = object_argument(args, "forge.trust")
+    revoke = arg.get("revoke", False)
+    if not isinstance(revoke, bool):
+        raise JsonRpcInvalidParams("forge.trust: revoke must be true or false")
+    runtime = runtime_for(ls, arg.get("uri"))
+    if runtime.running:
+        raise TurnRefused(f"a Forge turn is running in {runtime.root}; trust changes wait until it ends")
+    try:
+        return trust(ls, runtime, not revoke)
+    except OSError as exc:
+        raise TurnRefused(f"cannot record the trust decision: {exc}") from None
+
+
+async def forge_compact(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
+    """Summarize the conversation's older messages now (Forge's compaction); the record keeps them."""
+    await ls.wait_configured()
+    arg = object_argument(args, "forge.compact")
+    from forge_lsp.runtime import TurnInProgress
+
+    runtime = runtime_for(ls, arg.get("uri"))
+    try:
+        result = runtime.compact()
+    except TurnInProgress as exc:
+        raise TurnRefused(str(exc)) from None
+    if result["messages"]:
+        payload = Compacted("", result["beforeTokens"], result["afterTokens"], result["messages"]).to_dict()
+        ls.events(payload)
+        turns.log_event(ls, payload)
+    return result
+
+
+async def forge_list_conversations(ls: ForgeLanguageServer, *args: Any) -> list[dict[str, Any]]:
+    """[{id, title, turns, lastStatus, tokens, updated}], the latest first."""
+    await ls.wait_configured()
+    arg = object_argument(args, "forge.listConversations")
+    return redact_data(runtime_for(ls, arg.get("uri")).list_conversations())  # type: ignore[no-any-return]
+
+
+async def on_conversation(
+    ls: ForgeLanguageServer, args: tuple[Any, ...], name: str, act: Callable[[WorkspaceRuntime, str], dict[str, Any]]
+) -> dict[str, Any]:
+    """forge.openConversation / forge.deleteConversation {id}: the runtime's open_conversation or
+    delete_conversation; an unknown id is invalid params, a running turn refuses."""
+    from forge_lsp.runtime import TurnInProgress
+
+    await ls.wait_configured()
+    arg = object_argument(args, name)
+    cid = arg.get("id")
+    if not isinstance(cid, str) or not cid.strip():
+        raise JsonRpcInvalidParams(f"{name} needs {{id: string}}: a conversation id from forge.listConversations")
+    runtime = runtime_for(ls, arg.get("uri"))
+    try:
+        return redact_data(act(runtime, cid))  # type: ignore[no-any-return]
+    except KeyError:
+        raise JsonRpcInvalidParams(f"{name}: no conversation {cid!r} (see forge.listConversations)") from None
+    except TurnInProgress as exc:
+        raise TurnRefused(str(exc)) from None
+
+
+async def forge_open_conversation(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
+    """Make a stored conversation the current one: the next forge.run continues it."""
+    return await on_conversation(ls, args, "forge.openConversation", lambda r, cid: r.open_conversation(cid))
+
+
+async def forge_delete_conversation(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
+    """Delete a stored conversation; refused while a turn runs."""
+    return await on_conversation(ls, args, "forge.deleteConversation", lambda r, cid: r.delete_conversation(cid))

@@ -1,0 +1,144 @@
+"""ForgeLanguageServer: the server's state (runtimes, diagnostics, requests and progress of turns) and its plumbing."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlparse
+
+from lsprotocol import types as t
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+
+from forge_lsp import __version__
+from forge_lsp.lsp.coalesce import TextCoalescer
+from forge_lsp.lsp.diagnostics import DiagnosticStore
+from forge_lsp.lsp.protocol import ForgeProtocol
+from forge_lsp.redact import redact
+
+if TYPE_CHECKING:
+    from forge_lsp.runtime import WorkspaceRuntime
+
+# The runtime (config, templates, tools, state) is imported on first use, not at start:
+# initialize must answer as fast as a bare pygls server.
+
+log = logging.getLogger(__name__)
+
+EVENT_NOTIFICATION = "forge/event"
+CONFIGURATION_TIMEOUT_SECS = 5.0
+"""How long initialized waits for the client's workspace/configuration answer."""
+ALLOW, DENY, ALWAYS = "Allow", "Deny", "Allow for this conversation"
+
+
+def uri_to_path(uri: str) -> Path:
+    """A file:// URI as a path."""
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        raise JsonRpcInvalidParams(f"only file:// URIs are supported, got {uri!r}")
+    return Path(unquote(parsed.path))
+
+
+class ForgeLanguageServer(LanguageServer):
+    """Holds one WorkspaceRuntime per workspace folder and the diagnostics of their turns."""
+
+    def __init__(self) -> None:
+        super().__init__("forge-lsp", __version__, protocol_cls=ForgeProtocol)
+        self.runtimes: dict[Path, WorkspaceRuntime] = {}
+        self.diagnostics = DiagnosticStore(self._publish)
+        self.editor_settings: Any = None
+        self.init_settings: dict[str, Any] = {}
+        self.client_trusted: bool | None = None
+        """What the client said of trust at initialize (VS Code's workspace.isTrusted); None: nothing."""
+        self.config_uris: dict[Path, set[str]] = {}
+        """Per workspace, the files that carry its config diagnostics (to clear them on the next report)."""
+        self.trust_offered: dict[Path, str] = {}
+        """Per workspace, the fingerprint the Trust question was last asked for (asked once per change)."""
+        self.background: set[asyncio.Task[Any]] = set()
+        self.requests: dict[str | int, Path] = {}
+        self.events = TextCoalescer(lambda payload: self.protocol.notify(EVENT_NOTIFICATION, payload))
+        """forge/event out, streamed assistantText merged to ~20 a second."""
+        self.progress_tokens: dict[str | int, Path] = {}
+        # Streamed assistant text (or reasoning) per turn: its event type and pieces, logged as
+        # one line when the message is complete.
+        self.assistant_text: dict[str, tuple[str, list[str]]] = {}
+        self.configured = asyncio.Event()
+        assert isinstance(self.protocol, ForgeProtocol)
+        self.protocol.on_cancel_request = self.cancel_turn_request
+
+    # -- plumbing -------------------------------------------------------
+
+    def _publish(self, uri: str, diagnostics: list[t.Diagnostic]) -> None:
+        for diagnostic in diagnostics:  # a failed call's error text may echo a secret
+            diagnostic.message = redact(diagnostic.message)
+        self.text_document_publish_diagnostics(t.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        """Run a background task, keeping a reference and logging its failure."""
+        task = asyncio.ensure_future(coro)
+        self.background.add(task)
+
+        def done(task: asyncio.Task[Any]) -> None:
+            self.background.discard(task)
+            if not task.cancelled() and task.exception() is not None:
+                log.error("background task failed", exc_info=task.exception())
+
+        task.add_done_callback(done)
+        return task
+
+    def log(self, message: str, kind: t.MessageType = t.MessageType.Log) -> None:
+        """window/logMessage, secrets redacted."""
+        self.window_log_message(t.LogMessageParams(type=kind, message=redact(message)))
+
+    def show_notice(self, message: str) -> None:
+        """A state problem the user should know about (a state file moved aside): logged and shown."""
+        self.log(message, t.MessageType.Warning)
+        self.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=message))
+
+    def roots(self) -> list[Path]:
+        """The workspace folders (or the root), as paths."""
+        folders = [uri_to_path(f.uri) for f in self.workspace.folders.values()]
+        if not folders and self.workspace.root_uri:
+            folders = [uri_to_path(self.workspace.root_uri)]
+        return folders
+
+    async def wait_configured(self) -> None:
+        """Commands wait for the first workspace/configuration answer (at most a few seconds)."""
+        try:
+            await asyncio.wait_for(self.configured.wait(), CONFIGURATION_TIMEOUT_SECS)
+        except TimeoutError:
+            self.configured.set()
+
+    # -- asking the user --------------------------------------------------
+
+    async def ask_user(self, tool: str, question: str) -> str:
+        """A tool needs the user's consent: Allow / Deny / Allow for this conversation."""
+        actions = [t.MessageActionItem(title=a) for a in (ALLOW, DENY, ALWAYS)]
+        answer = await self.window_show_message_request_async(
+            t.ShowMessageRequestParams(type=t.MessageType.Warning, message=f"Forge: {question}", actions=actions)
+        )
+        title = answer.title if answer is not None else DENY
+        return {ALLOW: "allow", ALWAYS: "always"}.get(title, "deny")
+
+    # -- cancelling a turn ----------------------------------------------
+
+    def cancel_turn_request(self, msg_id: str | int) -> None:
+        """$/cancelRequest of a forge.run: cancel its turn."""
+        root = self.requests.get(msg_id)
+        if root is not None and root in self.runtimes:
+            self.runtimes[root].cancel()
+
+    def cancel_progress(self, token: str | int) -> None:
+        """window/workDoneProgress/cancel of a turn's progress: cancel the turn."""
+        root = self.progress_tokens.get(token)
+        if root is not None and root in self.runtimes:
+            self.runtimes[root].cancel()
+
+    def shutdown_runtimes(self) -> None:
+        """Cancel running turns and close every workspace's state."""
+        for task in list(self.background):
+            task.cancel()
+        for runtime in self.runtimes.values():
+            runtime.close()

@@ -1,0 +1,153 @@
+"""A turn as the editor sees it: work-done progress, forge/event and log lines, diagnostics, showMessage, Continue."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types as t
+
+from forge_lsp.domain.events import (
+    ContextWarning,
+    Event,
+    Interrupt,
+    Retry,
+    ToolCallStarted,
+    TurnFinished,
+    TurnStarted,
+    TurnSummary,
+)
+from forge_lsp.lsp import convert
+from forge_lsp.lsp.language_server import ForgeLanguageServer
+from forge_lsp.lsp.protocol import work_done_token
+from forge_lsp.redact import redact, redact_data
+from forge_lsp.render import format_event, reasoning_line
+
+if TYPE_CHECKING:
+    from forge_lsp.runtime import WorkspaceRuntime
+
+CONTINUE = "Continue"
+
+
+async def offer_continue(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, summary: TurnSummary) -> None:
+    """After an interrupt: a Continue button that starts a new turn with a fresh tracker."""
+    assert summary.reason is not None
+    message = f"Forge: {summary.reason.describe()}. Continue anyway?"
+    answer = await ls.window_show_message_request_async(
+        t.ShowMessageRequestParams(type=t.MessageType.Warning, message=message, actions=[t.MessageActionItem(title=CONTINUE)])
+    )
+    if answer is not None and answer.title == CONTINUE and not runtime.running:
+        await run_turn(ls, runtime, "Continue.", None, None)
+
+
+async def _progress_token(ls: ForgeLanguageServer) -> str | int | None:
+    """The request's work-done token, else one the server creates (None: the client shows no progress)."""
+    token = work_done_token.get()
+    if token is not None:
+        return token
+    window = ls.client_capabilities.window
+    if window is None or not window.work_done_progress:
+        return None
+    import uuid
+
+    token = f"forge-{uuid.uuid4().hex}"
+    try:
+        await asyncio.wait_for(ls.work_done_progress.create_async(token), 10)
+    except Exception as exc:
+        ls.log(f"window/workDoneProgress/create failed: {exc}", t.MessageType.Warning)
+        return None
+    return token
+
+
+async def run_turn(
+    ls: ForgeLanguageServer, runtime: WorkspaceRuntime, prompt: str, model: str | None, msg_id: str | int | None
+) -> TurnSummary:
+    """Run a turn, reporting it as progress, diagnostics and notifications."""
+    token = await _progress_token(ls)
+    if token is not None:
+        ls.progress_tokens[token] = runtime.root
+        ls.work_done_progress.begin(
+            token, t.WorkDoneProgressBegin(title="Forge", message=prompt.splitlines()[0][:80], cancellable=True)
+        )
+    if msg_id is not None:
+        ls.requests[msg_id] = runtime.root
+
+    def emit(event: Event) -> None:
+        on_event(ls, runtime, event, token)
+
+    template_errors = len(runtime.templates.errors)
+    try:
+        summary = await runtime.run(prompt, emit, model)
+    finally:
+        if msg_id is not None:
+            ls.requests.pop(msg_id, None)
+        if token is not None:
+            ls.progress_tokens.pop(token, None)
+    if token is not None:
+        ls.work_done_progress.end(token, t.WorkDoneProgressEnd(message=summary.status.value))
+    if summary.timing:
+        timing = ", ".join(f"{k} {v:.1f}" for k, v in summary.timing.items())
+        ls.log(f"turn {summary.turn_id} timing: {timing}", t.MessageType.Info)
+    for error in runtime.templates.errors[template_errors:]:
+        # An override that broke at render time: the built-in was used; the user should know.
+        ls.log(error, t.MessageType.Warning)
+        ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=f"Forge: {error}"))
+    if summary.reason is not None:
+        ls.spawn(offer_continue(ls, runtime, summary))
+    return summary
+
+
+def on_event(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, event: Event, token: str | int | None) -> None:
+    """One turn event -> forge/event, logMessage, progress, diagnostics, showMessage."""
+    # Tool output and model text may echo a secret (from the environment, or key-shaped): not to the client.
+    payload = redact_data(event.to_dict())
+    ls.events(payload)
+    log_event(ls, payload)
+    transcript = runtime.transcript
+    transcript_uri = transcript.path.as_uri() if transcript else None
+    if isinstance(event, TurnStarted):
+        ls.diagnostics.clear(convert.SOURCE)
+    elif isinstance(event, ToolCallStarted | Retry) and token is not None:
+        ls.work_done_progress.report(token, t.WorkDoneProgressReport(message=convert.progress_report(event)))
+    if isinstance(event, Retry) and transcript is not None and transcript_uri is not None:
+        line_no = transcript.call_lines.get(event.call_id, 0)
+        ls.diagnostics.add(convert.SOURCE, transcript_uri, convert.retry_diagnostic(event, line_no))
+        file_path = runtime.root / event.path if event.path else None
+        # A read of a missing file must not put a Problem on a file that is not there.
+        if file_path is not None and file_path.is_file():
+            ls.diagnostics.add(convert.SOURCE, file_path.as_uri(), convert.retry_diagnostic(event, 0))
+    elif isinstance(event, Interrupt) and transcript is not None and transcript_uri is not None:
+        # The user hears of the interrupt once: offer_continue's showMessageRequest (a Warning with
+        # "Continue") carries the reason; a showMessage as well would be a second notification.
+        line_no = transcript.interrupt_line if transcript.interrupt_line is not None else 0
+        ls.diagnostics.add(convert.SOURCE, transcript_uri, convert.interrupt_diagnostic(event, line_no))
+    elif isinstance(event, ContextWarning):
+        ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=f"Forge: {event.message()}"))
+    elif isinstance(event, TurnFinished) and event.summary is not None and event.summary.error:
+        ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Error, message=redact(f"Forge: {event.summary.error}")))
+
+
+def log_event(ls: ForgeLanguageServer, payload: dict[str, Any]) -> None:
+    """One window/logMessage per event; streamed text (and reasoning) as one line per complete message."""
+    turn_id = str(payload.get("turnId", ""))
+    kind = str(payload.get("type", ""))
+    if kind in ("assistantText", "reasoning"):
+        streaming = ls.assistant_text.get(turn_id)
+        if streaming is not None and streaming[0] != kind:
+            log_streamed(ls, turn_id)
+        ls.assistant_text.setdefault(turn_id, (kind, []))[1].append(str(payload.get("text", "")))
+        return
+    # Any other event of the turn ends the message being streamed.
+    log_streamed(ls, turn_id)
+    line = format_event(payload)
+    if line is not None:
+        ls.log(line)
+
+
+def log_streamed(ls: ForgeLanguageServer, turn_id: str) -> None:
+    """Log the turn's streamed text or reasoning gathered so far, as one line."""
+    kind, pieces = ls.assistant_text.pop(turn_id, ("", []))
+    text = "".join(pieces)
+    line = reasoning_line(text) if kind == "reasoning" else f"  assistant: {text.strip()}" if text.strip() else None
+    if line is not None:
+        ls.log(line)

@@ -1,0 +1,43 @@
+"""The workspace runtime an LSP request is for: one per workspace folder, opened on first use."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pygls.exceptions import JsonRpcInvalidParams
+
+from forge_lsp.lsp.config_report import report_config
+from forge_lsp.lsp.language_server import ForgeLanguageServer, uri_to_path
+
+if TYPE_CHECKING:
+    from forge_lsp.runtime import WorkspaceRuntime
+
+
+def runtime_for(ls: ForgeLanguageServer, uri: str | None = None) -> WorkspaceRuntime:
+    """The runtime of the folder holding uri (the first folder when uri is None)."""
+    roots = ls.roots()
+    if not roots:
+        raise JsonRpcInvalidParams("the client opened no workspace folder; forge-lsp needs one")
+    root = roots[0]
+    if uri:
+        path = uri_to_path(uri).resolve()
+        inside = [r for r in roots if path.is_relative_to(r.resolve())]
+        if not inside:
+            raise JsonRpcInvalidParams(f"{uri} is not inside a workspace folder")
+        root = max(inside, key=lambda r: len(r.parts))
+    key = root.resolve()
+    if key not in ls.runtimes:
+        from forge_lsp.lsp.files import EditorFiles
+        from forge_lsp.runtime import WorkspaceRuntime
+
+        runtime = WorkspaceRuntime(
+            key,
+            files=EditorFiles(ls),
+            ask=ls.ask_user,
+            editor_settings=ls.editor_settings,
+            trusted=ls.client_trusted,
+        )
+        runtime.on_notice = ls.show_notice
+        ls.runtimes[key] = runtime
+        report_config(ls, runtime)
+    return ls.runtimes[key]
