@@ -100,45 +100,62 @@ def reasoning_line(text: str) -> str | None:
     return f"  thinking: {flat[:REASONING_SHOWN]}… ({len(text)} characters, whole in the transcript)"
 
 
+STREAMED = ("assistantText", "reasoning")
+
+
+class EventLines:
+    """Events as lines for a person, the same for the CLI's output and the server's log: streamed
+    assistant text (or reasoning) is gathered into one line per message, which the next event shown ends."""
+
+    def __init__(self) -> None:
+        self._kind = ""
+        self._pieces: list[str] = []
+        self.last_text = ""
+        """The last assistant text given out as a line."""
+
+    def feed(self, event: Mapping[str, Any]) -> list[str]:
+        """The lines this event completes (none while a message is still being streamed)."""
+        kind = str(event.get("type", ""))
+        if kind in STREAMED:
+            lines = self.flush() if self._kind != kind else []
+            self._kind = kind
+            self._pieces.append(str(event.get("text", "")))
+            return lines
+        line = format_event(event)
+        if line is None:  # an event shown nowhere (usage) does not end the message being gathered
+            return []
+        return [*self.flush(), line]
+
+    def flush(self) -> list[str]:
+        """The message gathered so far, as a line (none when there is nothing to show)."""
+        kind, text = self._kind, "".join(self._pieces)
+        self._kind, self._pieces = "", []
+        if kind == "reasoning":
+            line = reasoning_line(text)
+            return [line] if line is not None else []
+        if not text.strip():
+            return []
+        self.last_text = text.strip()
+        return [f"  assistant: {self.last_text}"]
+
+
 class EventPrinter:
-    """Prints events to a stream; streamed assistant text (and reasoning) is gathered into one line."""
+    """Prints events to a stream, a line each (streamed text gathered: EventLines)."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
-        self._text: list[str] = []
-        self._thought: list[str] = []
-        self.last_text = ""
+        self.lines = EventLines()
+
+    @property
+    def last_text(self) -> str:
         """The last assistant text printed (the CLI does not print the turn's answer a second time)."""
+        return self.lines.last_text
 
     def __call__(self, event: Mapping[str, Any]) -> None:
-        if event.get("type") == "reasoning":
-            if self._text:  # the text of an earlier request comes first (no reasoning is gathered then)
-                self.flush_text()
-            self._thought.append(str(event.get("text", "")))
-            return
-        self.flush_thought()
-        if event.get("type") == "assistantText":
-            self._text.append(str(event.get("text", "")))
-            return
-        line = format_event(event)
-        if line is None:  # an event shown nowhere (usage) does not end the text being gathered
-            return
-        self.flush_text()
-        say(self.out, line)
-
-    def flush_thought(self) -> None:
-        """Print gathered reasoning, if any, as one line."""
-        line = reasoning_line("".join(self._thought))
-        self._thought.clear()
-        if line is not None:
+        for line in self.lines.feed(event):
             say(self.out, line)
 
     def flush_text(self) -> None:
-        """Print gathered reasoning, then assistant text, if any."""
-        self.flush_thought()
-        if self._text:
-            text = "".join(self._text).strip()
-            self._text.clear()
-            if text:
-                say(self.out, f"  assistant: {text}")
-                self.last_text = text
+        """Print the message still being gathered, if any."""
+        for line in self.lines.flush():
+            say(self.out, line)

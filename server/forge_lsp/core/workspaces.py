@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from forge_lsp.core.runtime import WorkspaceRuntime
+if TYPE_CHECKING:  # the frontend's opener imports the runtime, when the first workspace opens
+    from forge_lsp.core.runtime import WorkspaceRuntime
 
 
 class Workspaces:

@@ -13,8 +13,7 @@ from forge_lsp.lsp import convert
 from forge_lsp.lsp.language_server import CONFIGURATION_TIMEOUT_SECS, ForgeLanguageServer
 
 if TYPE_CHECKING:
-    from forge_lsp.config import ConfigProblem
-    from forge_lsp.runtime import WorkspaceRuntime
+    from forge_lsp.core.runtime import WorkspaceRuntime
 
 CONFIG_SOURCE = "forge.config"
 TEMPLATE_SOURCE = "forge.templates"
@@ -60,8 +59,7 @@ def report_config(ls: ForgeLanguageServer, runtime: WorkspaceRuntime) -> None:
     from forge_lsp.config import UNTRUSTED
 
     by_file: dict[str, list[t.Diagnostic]] = {}
-    ignored = runtime.untrusted_problems()
-    problems = [p for p in runtime.effective.problems if p.code != UNTRUSTED] + ignored
+    problems = runtime.reported_problems()
     for problem in problems[:MAX_REPORTED_PROBLEMS]:
         ls.log(f"config: {problem}", t.MessageType.Warning)
         if problem.path is None:
@@ -93,11 +91,12 @@ def report_config(ls: ForgeLanguageServer, runtime: WorkspaceRuntime) -> None:
     ls.config_uris[runtime.root] = set(by_file)
     for error in runtime.templates.errors:
         ls.log(error, t.MessageType.Warning)
+    ignored = runtime.ignored_keys()
     if ignored:
         ls.spawn(offer_trust(ls, runtime, ignored))
 
 
-async def offer_trust(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, ignored: list[ConfigProblem]) -> None:
+async def offer_trust(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, keys: list[str]) -> None:
     """One message per change of the workspace's files: what is ignored, and a Trust button."""
     from forge_lsp.trust import fingerprint
 
@@ -106,7 +105,6 @@ async def offer_trust(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, ignore
     if runtime.trusted or ls.trust_offered.get(runtime.root) == digest:
         return
     ls.trust_offered[runtime.root] = digest
-    keys = sorted({p.key or (p.path.name if p.path else "") for p in ignored})
     shown = ", ".join(keys[:5]) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
     message = (
         f"Forge: {runtime.root.name} is not trusted, so its .forge.toml / .forge/ settings that can run code "
@@ -168,14 +166,14 @@ def set_editor_settings(ls: ForgeLanguageServer, settings: Any) -> None:
     # workspace/configuration is the live view; initializationOptions fill what it lacks.
     ls.editor_settings = {**ls.init_settings, **unwrap_settings(settings)}
     settings = ls.editor_settings
-    for runtime in ls.runtimes.values():
+    for runtime in ls.workspaces:
         runtime.reload_config(settings, editor=True)
         report_config(ls, runtime)
 
 
 def reload_files(ls: ForgeLanguageServer) -> None:
     """.forge.toml or a template changed: read them again."""
-    for runtime in ls.runtimes.values():
+    for runtime in ls.workspaces:
         runtime.reload_config()
         runtime.reload_templates()
         report_config(ls, runtime)

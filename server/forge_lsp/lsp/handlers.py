@@ -13,6 +13,7 @@ from lsprotocol import types as t
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from forge_lsp import __version__
+from forge_lsp.core.errors import BadPrompt, EmptyPrompt, NoModel, TurnInProgress, check_prompt
 from forge_lsp.domain.config import WORKSPACE_FILE
 from forge_lsp.domain.events import Compacted
 from forge_lsp.lsp import turns
@@ -32,7 +33,7 @@ from forge_lsp.lsp.workspaces import runtime_for
 from forge_lsp.redact import redact_data
 
 if TYPE_CHECKING:
-    from forge_lsp.runtime import WorkspaceRuntime
+    from forge_lsp.core.runtime import WorkspaceRuntime
 
 
 class TurnRefused(JsonRpcException):
@@ -73,7 +74,7 @@ async def initialized(ls: ForgeLanguageServer, params: t.InitializedParams) -> N
         except Exception as exc:
             ls.log(f"cannot open workspace {root}: {exc}", t.MessageType.Error)
     # Templates compile in the background so the first turn does not wait for pybars3.
-    for runtime in list(ls.runtimes.values()):
+    for runtime in ls.workspaces:
         asyncio.get_running_loop().run_in_executor(None, runtime.preload_templates)
     # litellm costs seconds and ~150 MB: loaded in a background thread once the server has been idle
     # a moment (a short-lived server never pays), so the first turn does not wait for it. A turn that
@@ -119,9 +120,12 @@ async def forge_run(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
     """{prompt, model?, uri?, range?}: run a turn; its summary when it ends."""
     await ls.wait_configured()
     arg = object_argument(args, "forge.run")
-    prompt = arg.get("prompt")
-    if not isinstance(prompt, str) or not prompt.strip():
-        raise JsonRpcInvalidParams("forge.run needs {prompt: string} with a non-empty prompt")
+    try:
+        prompt = check_prompt(arg.get("prompt"))
+    except EmptyPrompt:
+        raise JsonRpcInvalidParams("forge.run needs {prompt: string} with a non-empty prompt") from None
+    except BadPrompt as exc:
+        raise JsonRpcInvalidParams(str(exc)) from None
     model = arg.get("model")
     if model is not None and (not isinstance(model, str) or not model.strip()):
         raise JsonRpcInvalidParams("forge.run: model must be a non-empty string")
@@ -134,13 +138,11 @@ async def forge_run(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
             f"a Forge turn is already running in {runtime.root} ({runtime.turn_id}); cancel it with forge.cancel first"
         )
     prompt = await with_selection(ls, runtime, prompt, uri, arg.get("range"))
-    from forge_lsp.runtime import NoModel, TurnInProgress
-
     try:
         summary = await turns.run_turn(ls, runtime, prompt, model, request_id.get())
     except (TurnInProgress, NoModel) as exc:
         raise TurnRefused(str(exc)) from None
-    except ValueError as exc:
+    except BadPrompt as exc:  # the prompt with the selection added
         raise JsonRpcInvalidParams(str(exc)) from None
     return redact_data(summary.to_dict())  # type: ignore[no-any-return]
 
@@ -152,8 +154,7 @@ async def forge_cancel(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
     turn_id = arg.get("turnId")
     if turn_id is not None and not isinstance(turn_id, str):
         raise JsonRpcInvalidParams("forge.cancel: turnId must be a string")
-    cancelled = any(r.cancel(turn_id) for r in ls.runtimes.values())
-    return {"cancelled": cancelled}
+    return {"cancelled": ls.workspaces.cancel(turn_id)}
 
 
 async def forge_status(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
@@ -169,8 +170,6 @@ async def forge_new_conversation(ls: ForgeLanguageServer, *args: Any) -> dict[st
     """Start a new conversation; refused while a turn runs."""
     await ls.wait_configured()
     arg = object_argument(args, "forge.newConversation")
-    from forge_lsp.runtime import TurnInProgress
-
     try:
         return {"conversationId": runtime_for(ls, arg.get("uri")).new_conversation()}
     except TurnInProgress as exc:
@@ -204,8 +203,6 @@ async def forge_compact(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
     """Summarize the conversation's older messages now (Forge's compaction); the record keeps them."""
     await ls.wait_configured()
     arg = object_argument(args, "forge.compact")
-    from forge_lsp.runtime import TurnInProgress
-
     runtime = runtime_for(ls, arg.get("uri"))
     try:
         result = runtime.compact()
@@ -230,8 +227,6 @@ async def on_conversation(
 ) -> dict[str, Any]:
     """forge.openConversation / forge.deleteConversation {id}: the runtime's open_conversation or
     delete_conversation; an unknown id is invalid params, a running turn refuses."""
-    from forge_lsp.runtime import TurnInProgress
-
     await ls.wait_configured()
     arg = object_argument(args, name)
     cid = arg.get("id")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
@@ -14,13 +14,15 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from forge_lsp import __version__
+from forge_lsp.core.workspaces import Workspaces
 from forge_lsp.lsp.coalesce import TextCoalescer
 from forge_lsp.lsp.diagnostics import DiagnosticStore
 from forge_lsp.lsp.protocol import ForgeProtocol
 from forge_lsp.redact import redact
+from forge_lsp.render import EventLines
 
 if TYPE_CHECKING:
-    from forge_lsp.runtime import WorkspaceRuntime
+    from forge_lsp.core.runtime import WorkspaceRuntime
 
 # The runtime (config, templates, tools, state) is imported on first use, not at start:
 # initialize must answer as fast as a bare pygls server.
@@ -44,9 +46,10 @@ def uri_to_path(uri: str) -> Path:
 class ForgeLanguageServer(LanguageServer):
     """Holds one WorkspaceRuntime per workspace folder and the diagnostics of their turns."""
 
-    def __init__(self) -> None:
+    def __init__(self, open_runtime: Callable[[ForgeLanguageServer, Path], WorkspaceRuntime]) -> None:
+        """open_runtime: makes a workspace folder's runtime, wired to this server (lsp/workspaces.py)."""
         super().__init__("forge-lsp", __version__, protocol_cls=ForgeProtocol)
-        self.runtimes: dict[Path, WorkspaceRuntime] = {}
+        self.workspaces = Workspaces(lambda root: open_runtime(self, root))
         self.diagnostics = DiagnosticStore(self._publish)
         self.editor_settings: Any = None
         self.init_settings: dict[str, Any] = {}
@@ -61,9 +64,8 @@ class ForgeLanguageServer(LanguageServer):
         self.events = TextCoalescer(lambda payload: self.protocol.notify(EVENT_NOTIFICATION, payload))
         """forge/event out, streamed assistantText merged to ~20 a second."""
         self.progress_tokens: dict[str | int, Path] = {}
-        # Streamed assistant text (or reasoning) per turn: its event type and pieces, logged as
-        # one line when the message is complete.
-        self.assistant_text: dict[str, tuple[str, list[str]]] = {}
+        self.event_lines: dict[str, EventLines] = {}
+        """Per turn, its events as log lines (streamed text logged as one line when the message is complete)."""
         self.configured = asyncio.Event()
         assert isinstance(self.protocol, ForgeProtocol)
         self.protocol.on_cancel_request = self.cancel_turn_request
@@ -127,18 +129,19 @@ class ForgeLanguageServer(LanguageServer):
     def cancel_turn_request(self, msg_id: str | int) -> None:
         """$/cancelRequest of a forge.run: cancel its turn."""
         root = self.requests.get(msg_id)
-        if root is not None and root in self.runtimes:
-            self.runtimes[root].cancel()
+        runtime = self.workspaces.find(root) if root is not None else None
+        if runtime is not None:
+            runtime.cancel()
 
     def cancel_progress(self, token: str | int) -> None:
         """window/workDoneProgress/cancel of a turn's progress: cancel the turn."""
         root = self.progress_tokens.get(token)
-        if root is not None and root in self.runtimes:
-            self.runtimes[root].cancel()
+        runtime = self.workspaces.find(root) if root is not None else None
+        if runtime is not None:
+            runtime.cancel()
 
     def shutdown_runtimes(self) -> None:
         """Cancel running turns and close every workspace's state."""
         for task in list(self.background):
             task.cancel()
-        for runtime in self.runtimes.values():
-            runtime.close()
+        self.workspaces.close_all()

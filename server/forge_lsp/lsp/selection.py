@@ -11,7 +11,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from forge_lsp.lsp.language_server import ForgeLanguageServer, uri_to_path
 
 if TYPE_CHECKING:
-    from forge_lsp.runtime import WorkspaceRuntime
+    from forge_lsp.core.runtime import WorkspaceRuntime
 
 MAX_SELECTION_CHARS = 20_000
 MAX_SELECTED_FILE_BYTES = 10 * 1024 * 1024

@@ -6,6 +6,7 @@ from lsprotocol import types as t
 
 from forge_lsp.lsp import handlers
 from forge_lsp.lsp.language_server import ForgeLanguageServer
+from forge_lsp.lsp.workspaces import open_runtime
 
 COMMANDS = (
     "forge.run",
@@ -26,7 +27,7 @@ def create_server() -> ForgeLanguageServer:
     from forge_lsp.lsp.transport import install_reader
 
     install_reader()  # a malformed frame is skipped, not the end of every later message
-    server = ForgeLanguageServer()
+    server = ForgeLanguageServer(open_runtime)
 
     server.feature(t.INITIALIZE)(handlers.initialize)
     server.feature(t.INITIALIZED)(handlers.initialized)

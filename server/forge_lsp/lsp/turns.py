@@ -21,10 +21,10 @@ from forge_lsp.lsp import convert
 from forge_lsp.lsp.language_server import ForgeLanguageServer
 from forge_lsp.lsp.protocol import work_done_token
 from forge_lsp.redact import redact, redact_data
-from forge_lsp.render import format_event, reasoning_line
+from forge_lsp.render import EventLines
 
 if TYPE_CHECKING:
-    from forge_lsp.runtime import WorkspaceRuntime
+    from forge_lsp.core.runtime import WorkspaceRuntime
 
 CONTINUE = "Continue"
 
@@ -130,24 +130,8 @@ def on_event(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, event: Event, t
 def log_event(ls: ForgeLanguageServer, payload: dict[str, Any]) -> None:
     """One window/logMessage per event; streamed text (and reasoning) as one line per complete message."""
     turn_id = str(payload.get("turnId", ""))
-    kind = str(payload.get("type", ""))
-    if kind in ("assistantText", "reasoning"):
-        streaming = ls.assistant_text.get(turn_id)
-        if streaming is not None and streaming[0] != kind:
-            log_streamed(ls, turn_id)
-        ls.assistant_text.setdefault(turn_id, (kind, []))[1].append(str(payload.get("text", "")))
-        return
-    # Any other event of the turn ends the message being streamed.
-    log_streamed(ls, turn_id)
-    line = format_event(payload)
-    if line is not None:
+    lines = ls.event_lines.setdefault(turn_id, EventLines())
+    for line in lines.feed(payload):
         ls.log(line)
-
-
-def log_streamed(ls: ForgeLanguageServer, turn_id: str) -> None:
-    """Log the turn's streamed text or reasoning gathered so far, as one line."""
-    kind, pieces = ls.assistant_text.pop(turn_id, ("", []))
-    text = "".join(pieces)
-    line = reasoning_line(text) if kind == "reasoning" else f"  assistant: {text.strip()}" if text.strip() else None
-    if line is not None:
-        ls.log(line)
+    if payload.get("type") == "turnFinished":
+        del ls.event_lines[turn_id]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pygls.exceptions import JsonRpcInvalidParams
@@ -10,7 +11,7 @@ from forge_lsp.lsp.config_report import report_config
 from forge_lsp.lsp.language_server import ForgeLanguageServer, uri_to_path
 
 if TYPE_CHECKING:
-    from forge_lsp.runtime import WorkspaceRuntime
+    from forge_lsp.core.runtime import WorkspaceRuntime
 
 
 def runtime_for(ls: ForgeLanguageServer, uri: str | None = None) -> WorkspaceRuntime:
@@ -25,19 +26,21 @@ def runtime_for(ls: ForgeLanguageServer, uri: str | None = None) -> WorkspaceRun
         if not inside:
             raise JsonRpcInvalidParams(f"{uri} is not inside a workspace folder")
         root = max(inside, key=lambda r: len(r.parts))
-    key = root.resolve()
-    if key not in ls.runtimes:
-        from forge_lsp.lsp.files import EditorFiles
-        from forge_lsp.runtime import WorkspaceRuntime
+    return ls.workspaces.get(root)
 
-        runtime = WorkspaceRuntime(
-            key,
-            files=EditorFiles(ls),
-            ask=ls.ask_user,
-            editor_settings=ls.editor_settings,
-            trusted=ls.client_trusted,
-        )
-        runtime.on_notice = ls.show_notice
-        ls.runtimes[key] = runtime
-        report_config(ls, runtime)
-    return ls.runtimes[key]
+
+def open_runtime(ls: ForgeLanguageServer, root: Path) -> WorkspaceRuntime:
+    """A workspace folder's runtime: edits through the editor, questions as showMessageRequest; its config reported."""
+    from forge_lsp.core.runtime import WorkspaceRuntime
+    from forge_lsp.lsp.files import EditorFiles
+
+    runtime = WorkspaceRuntime(
+        root,
+        files=EditorFiles(ls),
+        ask=ls.ask_user,
+        editor_settings=ls.editor_settings,
+        trusted=ls.client_trusted,
+    )
+    runtime.on_notice = ls.show_notice
+    report_config(ls, runtime)
+    return runtime
