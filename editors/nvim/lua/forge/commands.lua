@@ -1,5 +1,6 @@
 -- The :Forge* commands and the Lua functions behind them: each sends one server command and shows
--- its answer.
+-- its answer. A function's last argument, on_result, is an optional callback that gets the answer
+-- after it was shown (not called on an error: that is told to the user).
 local clients = require("forge.client")
 local log = require("forge.log")
 local notify_mod = require("forge.notify")
@@ -14,7 +15,15 @@ local notify, one_line = notify_mod.notify, notify_mod.one_line
 local levels = vim.log.levels
 local command = clients.execute
 
-function M.run(prompt, opts)
+--- Hand the server's answer on to the caller's callback (the Lua API's last argument), if any.
+local function answer(on_result, result)
+  if on_result then
+    on_result(result)
+  end
+end
+
+--- Start a turn; on_result(answer of forge.run) when it ends.
+function M.run(prompt, opts, on_result)
   opts = opts or {}
   if not prompt or prompt == "" then
     notify("usage: :ForgeRun {prompt}", levels.ERROR)
@@ -41,19 +50,21 @@ function M.run(prompt, opts)
   -- The result is told by the turnFinished event (so a Continue turn's is too).
   command("forge.run", arg, function(result)
     state.last_result = result
+    answer(on_result, result)
   end, bufnr)
 end
 
-function M.cancel()
+function M.cancel(on_result)
   command("forge.cancel", nil, function(result)
     if not result.cancelled then
       notify("Forge: no turn is running")
     end
     -- A cancelled turn is told by its turnFinished event.
+    answer(on_result, result)
   end)
 end
 
-function M.status()
+function M.status(on_result)
   command("forge.status", nil, function(result)
     state.last_status = result
     notify(string.format(
@@ -62,17 +73,20 @@ function M.status()
       tostring(result.model),
       tostring(result.limit)
     ))
+    answer(on_result, result)
   end)
 end
 
-function M.new_conversation()
+function M.new_conversation(on_result)
   command("forge.newConversation", nil, function(result)
     notify("Forge: new conversation " .. result.conversationId)
+    answer(on_result, result)
   end)
 end
 
 --- :ForgeConversations: pick a stored conversation (vim.ui.select); the next turn continues it.
-function M.conversations()
+--- on_open(answer of forge.openConversation) once the picked one is open.
+function M.conversations(on_open)
   command("forge.listConversations", nil, function(list)
     state.last_conversations = list
     if type(list) ~= "table" or #list == 0 then
@@ -93,12 +107,13 @@ function M.conversations()
         state.last_open = result
         state.last_usage = nil
         notify("Forge: conversation " .. (result.title ~= "" and result.title or result.conversationId) .. " is open")
+        answer(on_open, result)
       end)
     end)
   end)
 end
 
-function M.show_config()
+function M.show_config(on_result)
   command("forge.showConfig", nil, function(result)
     local keys = vim.tbl_keys(result)
     table.sort(keys)
@@ -113,11 +128,12 @@ function M.show_config()
     vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
     vim.bo[buf].modifiable = false
     scratch.show(buf)
+    answer(on_result, result)
   end)
 end
 
 --- :ForgeTrust: the server records the workspace as trusted (forge.trust) and reloads its config.
-function M.trust()
+function M.trust(on_result)
   local client = command("forge.trust", nil, function(result, client)
     state.last_trust = result
     local root = client.config.root_dir
@@ -126,8 +142,17 @@ function M.trust()
     else
       notify("Forge: " .. root .. " is not trusted: " .. vim.inspect(result), levels.WARN)
     end
+    answer(on_result, result)
   end)
   trust.remember(client and client.config.root_dir)
+end
+
+--- fn called with no argument: a user command would hand it its opts table, where the Lua API takes
+--- a callback.
+local function no_args(fn)
+  return function()
+    fn()
+  end
 end
 
 --- The :Forge* commands (plugin/forge.lua defines them at startup; they need no setup()).
@@ -136,13 +161,13 @@ function M.create()
   create("ForgeRun", function(o)
     M.run(o.args, { range = o.range, line1 = o.line1, line2 = o.line2 })
   end, { nargs = "+", range = true, desc = "Run the Forge agent with a prompt (on the selection, if any)" })
-  create("ForgeCancel", M.cancel, { desc = "Cancel the running Forge turn" })
-  create("ForgeStatus", M.status, { desc = "Show Forge status" })
-  create("ForgeConfig", M.show_config, { desc = "Show Forge's effective config and sources" })
-  create("ForgeNew", M.new_conversation, { desc = "Start a new Forge conversation" })
-  create("ForgeConversations", M.conversations, { desc = "Pick a Forge conversation to continue" })
-  create("ForgeLog", log.open, { desc = "Open the Forge event log" })
-  create("ForgeTrust", M.trust, { desc = "Trust this workspace's .forge.toml and .forge/ (forge.trust)" })
+  create("ForgeCancel", no_args(M.cancel), { desc = "Cancel the running Forge turn" })
+  create("ForgeStatus", no_args(M.status), { desc = "Show Forge status" })
+  create("ForgeConfig", no_args(M.show_config), { desc = "Show Forge's effective config and sources" })
+  create("ForgeNew", no_args(M.new_conversation), { desc = "Start a new Forge conversation" })
+  create("ForgeConversations", no_args(M.conversations), { desc = "Pick a Forge conversation to continue" })
+  create("ForgeLog", no_args(log.open), { desc = "Open the Forge event log" })
+  create("ForgeTrust", no_args(M.trust), { desc = "Trust this workspace's .forge.toml and .forge/ (forge.trust)" })
 end
 
 return M

@@ -1,5 +1,6 @@
 -- forge/event and $/progress: each event as a log line, the turn's state for the statusline, and
 -- the one notification a turn ends with.
+local config = require("forge.config")
 local log = require("forge.log")
 local notify = require("forge.notify").notify
 local state = require("forge.state")
@@ -94,7 +95,7 @@ local function handle_event(event)
   vim.cmd("redrawstatus")
 end
 
---- The forge/event handler.
+--- The forge/event handler; the on_event option sees each event after the plugin has shown it.
 function M.on_event(_, event)
   if type(event) ~= "table" then
     return
@@ -103,6 +104,13 @@ function M.on_event(_, event)
   local ok, err = pcall(handle_event, event)
   if not ok then
     log.append("forge.nvim: could not show event " .. tostring(event.type) .. ": " .. tostring(err))
+  end
+  local hook = config.options.on_event
+  if hook then
+    ok, err = pcall(hook, event)
+    if not ok then
+      log.append("forge.nvim: on_event failed on " .. tostring(event.type) .. ": " .. tostring(err))
+    end
   end
 end
 
