@@ -1,6 +1,7 @@
 -- The server's window/showMessage and window/showMessageRequest: messages, and questions (Continue
 -- after an interrupt, Allow/Deny, Trust) asked through vim.ui.select.
 local config = require("forge.config")
+local log = require("forge.log")
 local one_line = require("forge.notify").one_line
 local notify = require("forge.notify").notify
 local state = require("forge.state")
@@ -27,6 +28,11 @@ local function ask(message, actions, on_answer)
   return done, answer
 end
 
+--- The log keeps each question with its answer: once answered, the prompt leaves the message area.
+local function record(message, answer)
+  log.append("  ? " .. one_line(message) .. " → " .. answer)
+end
+
 --- window/showMessageRequest: the Continue offer after an interrupt, and Allow/Deny questions.
 function M.on_message_request(_, params)
   local actions = params and params.actions or {}
@@ -38,17 +44,20 @@ function M.on_message_request(_, params)
   local is_continue = #actions == 1 and actions[1].title == "Continue"
   if is_continue and config.options.auto_continue then
     notify(message .. " (continuing)", levels.WARN)
+    record(message, "Continue (auto_continue)")
     return actions[1]
   end
   if #vim.api.nvim_list_uis() == 0 then
     -- Headless: nobody to ask; the interrupt is still told once (without the question).
     notify((message:gsub("%s*Continue anyway%?$", "")), levels.WARN)
+    record(message, "no answer (no UI to ask)")
     return vim.NIL
   end
   state.question = message
   local function answered(choice)
     state.question = nil
     state.last_answer = choice and choice.title or false
+    record(message, choice and choice.title or "no answer")
     -- The prompt stays in the message area otherwise, and the next message would ask for ENTER.
     vim.cmd("redraw")
   end
