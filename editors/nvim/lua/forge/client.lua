@@ -5,13 +5,14 @@ local events = require("forge.events")
 local notify = require("forge.notify").notify
 local prompts = require("forge.prompts")
 local roots = require("forge.roots")
-local state = require("forge.state")
 local trust = require("forge.trust")
 
 local M = {}
 
 -- Client ids by workspace root: one server per root, found again from any window.
-M.clients = {}
+local ids = {}
+-- The client of the last :Forge command: the one a command from the log window goes to.
+local last_used = nil
 
 local has_011 = vim.fn.has("nvim-0.11") == 1
 local levels = vim.log.levels
@@ -90,7 +91,7 @@ local function running()
       seen[client.id] = true
     end
   end
-  for _, id in pairs(M.clients) do
+  for _, id in pairs(ids) do
     local client = alive(id)
     if client and not seen[id] and client.config.root_dir then
       table.insert(found, client)
@@ -112,7 +113,7 @@ function M.start(root)
   else
     id = vim.lsp.start_client(M.client_config(root))
   end
-  M.clients[root] = id
+  ids[root] = id
   return alive(id)
 end
 
@@ -135,7 +136,7 @@ function M.get(bufnr)
   if best or file then
     return best
   end
-  return alive(state.client_id) or clients[1]
+  return alive(last_used) or clients[1]
 end
 
 local function attach_file(bufnr, client)
@@ -182,12 +183,12 @@ function M.for_command(bufnr)
     end
   end
   attach_file(bufnr, client)
-  state.client_id = client.id
+  last_used = client.id
   return client
 end
 
 --- Send workspace/executeCommand name {arg} to the client for bufnr; on_result(result, client).
---- An error is told and kept in state.last_error. Returns the client (nil when none could start).
+--- An error is told instead. Returns the client (nil when none could start).
 function M.execute(name, arg, on_result, bufnr)
   bufnr = bufnr or vim.api.nvim_get_current_buf()
   local client = M.for_command(bufnr)
@@ -196,7 +197,6 @@ function M.execute(name, arg, on_result, bufnr)
   end
   request(client, "workspace/executeCommand", { command = name, arguments = { object(arg) } }, function(err, result)
     if err then
-      state.last_error = { command = name, message = err.message }
       notify("Forge: " .. name .. ": " .. (err.message or vim.inspect(err)), levels.ERROR)
       return
     end

@@ -2,11 +2,11 @@
 -- its answer. A function's last argument, on_result, is an optional callback that gets the answer
 -- after it was shown (not called on an error: that is told to the user).
 local clients = require("forge.client")
+local events = require("forge.events")
 local log = require("forge.log")
 local notify_mod = require("forge.notify")
 local roots = require("forge.roots")
 local scratch = require("forge.scratch")
-local state = require("forge.state")
 local trust = require("forge.trust")
 
 local M = {}
@@ -46,10 +46,8 @@ function M.run(prompt, opts, on_result)
       }
     end
   end
-  state.last_result = nil
   -- The result is told by the turnFinished event (so a Continue turn's is too).
   command("forge.run", arg, function(result)
-    state.last_result = result
     answer(on_result, result)
   end, bufnr)
 end
@@ -66,7 +64,6 @@ end
 
 function M.status(on_result)
   command("forge.status", nil, function(result)
-    state.last_status = result
     notify(string.format(
       "Forge: %s · model %s · limit %s",
       result.running and "running" or "idle",
@@ -88,7 +85,6 @@ end
 --- on_open(answer of forge.openConversation) once the picked one is open.
 function M.conversations(on_open)
   command("forge.listConversations", nil, function(list)
-    state.last_conversations = list
     if type(list) ~= "table" or #list == 0 then
       notify("Forge: no conversations in this workspace yet")
       return
@@ -104,8 +100,7 @@ function M.conversations(on_open)
         return
       end
       command("forge.openConversation", { id = choice.id }, function(result)
-        state.last_open = result
-        state.last_usage = nil
+        events.forget_usage()
         notify("Forge: conversation " .. (result.title ~= "" and result.title or result.conversationId) .. " is open")
         answer(on_open, result)
       end)
@@ -122,7 +117,6 @@ function M.show_config(on_result)
       local value = one_line(vim.inspect(result[key].value))
       table.insert(lines, string.format("%-28s = %-24s (%s)", key, value, result[key].source))
     end
-    state.last_config = result
     local buf = scratch.buffer("forge://config", "forgeconfig")
     vim.bo[buf].modifiable = true
     vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
@@ -135,7 +129,6 @@ end
 --- :ForgeTrust: the server records the workspace as trusted (forge.trust) and reloads its config.
 function M.trust(on_result)
   local client = command("forge.trust", nil, function(result, client)
-    state.last_trust = result
     local root = client.config.root_dir
     if type(result) == "table" and result.trusted then
       notify("Forge: trusted " .. root)

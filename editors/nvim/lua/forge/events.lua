@@ -3,9 +3,12 @@
 local config = require("forge.config")
 local log = require("forge.log")
 local notify = require("forge.notify").notify
-local state = require("forge.state")
 
 local M = {}
+
+-- What the events told so far: for the statusline, the turn's status and progress message and the
+-- last turn's usage; for the log, the assistant text streamed since its last line.
+local state = { status = "idle", turn_id = nil, progress = nil, last_usage = nil, text = nil }
 
 local levels = vim.log.levels
 
@@ -59,7 +62,6 @@ local function flush_text()
 end
 
 local function handle_event(event)
-  table.insert(state.events, event)
   local t = event.type
   -- Streamed text is gathered and logged once per message.
   if t == "assistantText" then
@@ -86,7 +88,6 @@ local function handle_event(event)
       state.status = "idle"
     end
     state.turn_id = nil
-    state.last_finished = event
     if type(event.usage) == "table" then
       state.last_usage = event.usage
     end
@@ -123,6 +124,11 @@ function M.usage_text(u)
   local tokens = n >= 1000 and string.format("%.1fk", n / 1000) or tostring(n)
   local cost = type(u.cost) == "number" and string.format("$%.4f", u.cost) or "cost unknown"
   return tokens .. " tokens " .. cost
+end
+
+--- Another conversation was opened: the last turn's usage is not its.
+function M.forget_usage()
+  state.last_usage = nil
 end
 
 --- For 'statusline': %{v:lua.require'forge'.statusline()}

@@ -13,8 +13,6 @@ local trust = require("forge.trust")
 local M = {}
 
 M.config = config.options
-M.state = require("forge.state")
-M.clients = clients.clients
 M._notify = require("forge.notify").notify
 M._client_config = clients.client_config
 

@@ -1,16 +1,15 @@
 -- The event log (forge://log): one line per event, each assistant message whole.
 local scratch = require("forge.scratch")
-local state = require("forge.state")
 
 local M = {}
 
+local log_buf = nil
+
 local function log_buffer()
-  local buf = state.log_buf
-  if buf and vim.api.nvim_buf_is_valid(buf) then
-    return buf
+  if not (log_buf and vim.api.nvim_buf_is_valid(log_buf)) then
+    log_buf = scratch.buffer("forge://log", "forgelog")
   end
-  state.log_buf = scratch.buffer("forge://log", "forgelog")
-  return state.log_buf
+  return log_buf
 end
 
 --- Append lines (a string may hold newlines: buffer lines cannot) to the log buffer.

@@ -4,7 +4,6 @@ local config = require("forge.config")
 local log = require("forge.log")
 local one_line = require("forge.notify").one_line
 local notify = require("forge.notify").notify
-local state = require("forge.state")
 
 local M = {}
 
@@ -53,10 +52,7 @@ function M.on_message_request(_, params)
     record(message, "no answer (no UI to ask)")
     return vim.NIL
   end
-  state.question = message
   local function answered(choice)
-    state.question = nil
-    state.last_answer = choice and choice.title or false
     record(message, choice and choice.title or "no answer")
     -- The prompt stays in the message area otherwise, and the next message would ask for ENTER.
     vim.cmd("redraw")
