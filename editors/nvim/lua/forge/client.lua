@@ -41,17 +41,19 @@ M.handlers = {
 }
 
 --- before_init: tell the server what Neovim's trust store says (a client fact, like VS Code's isTrusted).
-function M.before_init(params, client_config)
+function M.before_init(params, lsp_config)
   local options = type(params.initializationOptions) == "table" and params.initializationOptions or {}
   -- Config merging (vim.lsp.config, deepcopy) can turn {} back into a plain table, sent as [].
   options.settings = object(options.settings)
-  if client_config.root_dir and trust.neovim_trusts(client_config.root_dir) then
+  if lsp_config.root_dir and trust.neovim_trusts(lsp_config.root_dir) then
     options.workspaceTrusted = true
   end
   params.initializationOptions = options
 end
 
-function M.client_config(root)
+--- The client config for root: vim.lsp.config("forge")'s (0.11, configured that way, no setup()),
+--- else setup's options.
+local function client_config(root)
   local c
   if not config.did_setup and has_011 and vim.lsp.config and vim.lsp.config.forge then
     -- Configured the 0.11 way (vim.lsp.config("forge", ...)): a command starts what it describes.
@@ -109,9 +111,9 @@ function M.start(root)
   end
   local id
   if has_011 then
-    id = vim.lsp.start(M.client_config(root), { attach = false })
+    id = vim.lsp.start(client_config(root), { attach = false })
   else
-    id = vim.lsp.start_client(M.client_config(root))
+    id = vim.lsp.start_client(client_config(root))
   end
   ids[root] = id
   return alive(id)
