@@ -52,8 +52,8 @@ function M.on_message_request(_, params)
     record(message, "no answer (no UI to ask)")
     return vim.NIL
   end
-  local function answered(choice)
-    record(message, choice and choice.title or "no answer")
+  local function answered(choice, note)
+    record(message, (choice and choice.title or "no answer") .. (note or ""))
     -- The prompt stays in the message area otherwise, and the next message would ask for ENTER.
     vim.cmd("redraw")
   end
@@ -71,18 +71,22 @@ function M.on_message_request(_, params)
   -- Older Neovim answers the request when this returns: fine for the default (synchronous) select.
   local sync = true
   local done, answer = ask(message, actions, function(choice)
-    answered(choice)
-    if not sync and choice then
-      -- The server has had "no answer" already: do what the answer asks from here where we can.
-      -- (Loaded here: the commands need the client, whose handlers are this module's.)
-      local commands = require("forge.commands")
-      if is_continue then
-        commands.run("Continue.")
-      elseif choice.title == "Trust" then
-        commands.trust()
-      else
-        notify("Forge: the answer came after the server stopped waiting; it was taken as no answer (Deny)", levels.WARN)
-      end
+    if sync or not choice then
+      answered(choice)
+      return
+    end
+    -- The server has had "no answer" already: do what the answer asks from here where we can.
+    -- (Loaded here: the commands need the client, whose handlers are this module's.)
+    local commands = require("forge.commands")
+    if is_continue then
+      answered(choice)
+      commands.run("Continue.")
+    elseif choice.title == "Trust" then
+      answered(choice)
+      commands.trust()
+    else
+      answered(choice, " (too late: taken as no answer)")
+      notify("Forge: the answer came after the server stopped waiting; it was taken as no answer (Deny)", levels.WARN)
     end
   end)
   sync = false
