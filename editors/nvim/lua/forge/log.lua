@@ -1,4 +1,5 @@
--- The event log (forge://log): one line per event, each assistant message whole.
+-- The event log (forge://log): one line per event, each assistant message whole, each question asked
+-- with its answer.
 local scratch = require("forge.scratch")
 
 local M = {}
