@@ -75,9 +75,12 @@ local function shell(cmd, text)
   return { text = text, tool_calls = { { name = "shell", arguments = { command = cmd } } } }
 end
 
+-- Every forge/event, in order (the on_event option).
+local events = {}
+
 local function finished_turns()
   local n = 0
-  for _, e in ipairs(require("forge").state.events) do
+  for _, e in ipairs(events) do
     if e.type == "turnFinished" then
       n = n + 1
     end
@@ -85,9 +88,44 @@ local function finished_turns()
   return n
 end
 
+local function last_finished()
+  for i = #events, 1, -1 do
+    if events[i].type == "turnFinished" then
+      return events[i]
+    end
+  end
+  return nil
+end
+
+-- The log window's text, and its lines of questions with their answers.
+local function log_text()
+  return table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr("forge://log"), 0, -1, false), "\n")
+end
+
+local function last_question()
+  local found
+  for _, line in ipairs(vim.api.nvim_buf_get_lines(vim.fn.bufnr("forge://log"), 0, -1, false)) do
+    if vim.startswith(line, "  ? ") then
+      found = line
+    end
+  end
+  return found or ""
+end
+
+-- What the statusline shows of the status, without the progress or usage after it.
+local function status_is(status)
+  local line = require("forge").statusline()
+  return line == "Forge: " .. status or vim.startswith(line, "Forge: " .. status .. " · ")
+end
+
 local forge = require("forge")
 -- Default settings: {} must reach the server as an object (no "unknown key" warning).
-forge.setup({ cmd = { os.getenv("FORGE_PYTHON"), "-m", "forge_lsp" } })
+forge.setup({
+  cmd = { os.getenv("FORGE_PYTHON"), "-m", "forge_lsp" },
+  on_event = function(event)
+    table.insert(events, event)
+  end,
+})
 
 local ok, err = pcall(function()
   -- Root detection prefers .forge.toml: below a .git (monorepo) and above one (a nested repository).
@@ -122,20 +160,22 @@ local ok, err = pcall(function()
     shell("exit 2", "Not there.\nMaybe elsewhere."),
     { text = "Found it.\n\nThe port is now 9090." },
   })
+  -- the user command (its range included); the turn's result is what turnFinished carries
+  local finished = finished_turns()
   vim.cmd("2,3ForgeRun break things")
   wait(60000, "no forge.run result", function()
-    return forge.state.last_result ~= nil
+    return finished_turns() == finished + 1
   end)
-  local result = forge.state.last_result
+  local result = last_finished().summary
   assert(result.status == "completed", "status " .. tostring(result.status))
   wait(5000, "no result notification", function()
     return count_notes("turn completed") == 1
   end)
   assert(count_notes("shell failed; 1 attempt(s) left") == 1, "retry notes")
-  local started = forge.state.events[1]
+  local started = events[1]
   assert(started.type == "turnStarted" and started.prompt:find("selected lines 2%-3 of main.py"), started.prompt)
   -- the log holds one line per event and each assistant message whole
-  local log = table.concat(vim.api.nvim_buf_get_lines(forge.state.log_buf, 0, -1, false), "\n")
+  local log = log_text()
   assert(log:find("↻ shell failed: 2 of 3 attempts left", 1, true), log)
   assert(log:find("  assistant: Not there.\nMaybe elsewhere.\n", 1, true), log)
   assert(log:find("assistant: Found it.\n\nThe port is now 9090.", 1, true), log)
@@ -143,12 +183,13 @@ local ok, err = pcall(function()
 
   -- 2. an interrupt: headless, nobody to ask: told once, with the reason
   script({ shell("exit 1"), shell("exit 1"), shell("exit 1") })
-  forge.state.last_result = nil
-  vim.cmd("ForgeRun break things")
-  wait(60000, "no interrupted result", function()
-    return forge.state.last_result ~= nil
+  result = nil
+  forge.run("break things", nil, function(answer)
+    result = answer
   end)
-  result = forge.state.last_result
+  wait(60000, "no interrupted result", function()
+    return result ~= nil
+  end)
   assert(result.status == "interrupted", "status " .. tostring(result.status))
   assert(result.reason.kind == "MaxToolFailurePerTurnLimitReached" and result.reason.errors.shell == 3, vim.inspect(result.reason))
   wait(5000, "interrupt not told", function()
@@ -167,18 +208,18 @@ local ok, err = pcall(function()
   end
 
   -- 3. Continue (auto_continue): the Continue turn's result is told too
-  forge.config.auto_continue = true
+  forge.setup({ auto_continue = true })
   script({ shell("exit 1"), shell("exit 1"), shell("exit 1"), { text = "recovered" } })
   local before = finished_turns()
   vim.cmd("ForgeRun break things")
   wait(60000, "no Continue turn", function()
     return finished_turns() == before + 2
   end)
-  forge.config.auto_continue = false
+  forge.setup({ auto_continue = false })
   wait(5000, "Continue result not told", function()
     return count_notes("turn completed") == 2
   end)
-  assert(forge.state.last_finished.status == "completed", vim.inspect(forge.state.last_finished))
+  assert(last_finished().status == "completed", vim.inspect(last_finished()))
 
   -- 4. a confirm question through vim.ui.select, answered Deny (an asynchronous picker where the
   -- request runs in a coroutine, 0.10+; a synchronous one before)
@@ -219,21 +260,23 @@ local ok, err = pcall(function()
     end
   end
   script({ shell("echo deploy now"), { text = "ok, not deploying" } })
-  forge.state.last_result = nil
-  vim.cmd("ForgeRun deploy")
+  result = nil
+  forge.run("deploy", nil, function(answer)
+    result = answer
+  end)
   wait(60000, "no confirm result", function()
-    return forge.state.last_result ~= nil
+    return result ~= nil
   end)
   vim.ui.select = real_select
   vim.api.nvim_list_uis = real_uis
   assert(#asked == 1, "asked: " .. vim.inspect(asked))
   assert(asked[1].prompt:find("echo deploy now", 1, true), asked[1].prompt)
   assert(table.concat(asked[1].titles, "|") == "Allow|Deny|Allow for this conversation", vim.inspect(asked[1].titles))
-  assert(forge.state.last_answer == "Deny", tostring(forge.state.last_answer))
-  result = forge.state.last_result
+  local answered = last_question()
+  assert(answered:find("echo deploy now", 1, true) and vim.endswith(answered, " → Deny"), answered)
   assert(result.failures == 1, "the denied command did not fail: " .. vim.inspect(result))
   local denied = false
-  for _, e in ipairs(forge.state.events) do
+  for _, e in ipairs(events) do
     if e.type == "toolCallFinished" and e.output and e.output:find("the user denied", 1, true) then
       denied = true
     end
@@ -261,16 +304,17 @@ local ok, err = pcall(function()
   vim.ui.select = real_select
   vim.api.nvim_list_uis = real_uis
   assert(asked[#asked].prompt:find("Maximum tool failure limit (3)", 1, true), asked[#asked].prompt)
-  assert(forge.state.last_answer == "Continue", tostring(forge.state.last_answer))
+  answered = last_question()
+  assert(answered:find("Maximum tool failure limit (3)", 1, true) and vim.endswith(answered, " → Continue"), answered)
 
   -- 5. commands from the log window find the running server (no second server)
   script({ shell("sleep 30"), { text = "never" } })
   vim.cmd("ForgeRun slow")
   wait(30000, "slow turn did not start", function()
-    return forge.state.status == "running shell"
+    return status_is("running shell")
   end)
   vim.cmd("ForgeLog")
-  assert(vim.api.nvim_get_current_buf() == forge.state.log_buf, "not in the log window")
+  assert(vim.api.nvim_get_current_buf() == vim.fn.bufnr("forge://log"), "not in the log window")
   local t0 = uv.hrtime()
   vim.cmd("ForgeCancel")
   wait(10000, "cancel not told", function()
@@ -279,42 +323,48 @@ local ok, err = pcall(function()
   assert((uv.hrtime() - t0) / 1e9 < 5, "cancel was slow")
   assert(count_notes("no turn is running") == 0, "cancel from the log window missed the turn")
   assert(forge_clients() == 1, "a second server started")
-  forge.state.last_status = nil
-  vim.cmd("ForgeStatus")
-  wait(10000, "no status from the log window", function()
-    return forge.state.last_status ~= nil
+  local status
+  forge.status(function(answer)
+    status = answer
   end)
-  assert(forge.state.last_status.running == false, vim.inspect(forge.state.last_status))
+  wait(10000, "no status from the log window", function()
+    return status ~= nil
+  end)
+  assert(status.running == false, vim.inspect(status))
 
   -- 5b. the statusline gives the last turn's tokens; :ForgeConversations picks one through vim.ui.select
   assert(forge.statusline():find("%d+%.?%d*k? tokens cost unknown"), forge.statusline())
-  local picked_from
+  local picked_from, listed, opened
   local real_select2 = vim.ui.select
   vim.ui.select = function(items, opts, on_choice)
+    listed = items
     picked_from = vim.tbl_map(opts.format_item, items)
     on_choice(items[#items])
   end
-  forge.state.last_open = nil
-  vim.cmd("ForgeConversations")
+  forge.conversations(function(answer)
+    opened = answer
+  end)
   wait(10000, "no conversation opened", function()
-    return forge.state.last_open ~= nil
+    return opened ~= nil
   end)
   vim.ui.select = real_select2
   assert(#picked_from >= 1 and picked_from[1]:find(" turns · ", 1, true), vim.inspect(picked_from))
-  local listed = forge.state.last_conversations
-  assert(forge.state.last_open.conversationId == listed[#listed].id, vim.inspect(forge.state.last_open))
+  assert(opened.conversationId == listed[#listed].id, vim.inspect(opened))
 
   -- 6. :ForgeConfig reuses one scratch buffer; q closes it
+  -- (the user command first; then the function, whose callback says when the answer is shown)
   vim.cmd("ForgeConfig")
   wait(10000, "no config", function()
-    return forge.state.last_config ~= nil
+    return vim.api.nvim_buf_get_name(0) == "forge://config"
   end)
   local cbuf = vim.api.nvim_get_current_buf()
   assert(vim.bo[cbuf].filetype == "forgeconfig", vim.bo[cbuf].filetype)
-  forge.state.last_config = nil
-  vim.cmd("ForgeConfig")
+  local shown
+  forge.show_config(function(answer)
+    shown = answer
+  end)
   wait(10000, "no config", function()
-    return forge.state.last_config ~= nil
+    return shown ~= nil
   end)
   assert(vim.api.nvim_get_current_buf() == cbuf, "a second config buffer")
   local wins = #vim.api.nvim_list_wins()

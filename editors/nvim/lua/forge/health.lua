@@ -10,6 +10,9 @@ local warn = health.warn or health.report_warn
 local fail = health.error or health.report_error
 local info = health.info or health.report_info
 
+local forge = require("forge")
+local config = require("forge.config")
+local trust = require("forge.trust")
 
 --- Run argv, return its trimmed output and exit code (nil, "timeout" after timeout_ms).
 local function run(argv, timeout_ms)
@@ -43,8 +46,8 @@ local function check_neovim()
   end
 end
 
-local function check_server(forge)
-  local cmd = forge.config.cmd
+local function check_server()
+  local cmd = config.options.cmd
   if type(cmd) ~= "table" or not cmd[1] then
     fail("cmd is not a list of strings: " .. vim.inspect(cmd))
     return
@@ -65,7 +68,7 @@ local function check_server(forge)
   end
 end
 
-local function check_workspace(forge)
+local function check_workspace()
   -- :checkhealth shows its report in a buffer of its own: the file is the one the user came from.
   local bufnr, name = nil, nil
   for _, candidate in ipairs({ vim.api.nvim_get_current_buf(), vim.fn.bufnr("#") }) do
@@ -104,11 +107,11 @@ local function check_workspace(forge)
   return root, client
 end
 
-local function check_trust(forge, root, client)
+local function check_trust(root, client)
   if not root then
     return
   end
-  if forge.neovim_trusts(root) then
+  if trust.neovim_trusts(root) then
     ok("Neovim's trust store (vim.secure.trust) trusts " .. root .. "/.forge.toml")
   elseif vim.secure then
     info("Neovim's trust store does not list " .. root .. "/.forge.toml (or it changed since)")
@@ -137,14 +140,13 @@ local function check_trust(forge, root, client)
 end
 
 function M.check()
-  local forge = require("forge")
   start("forge.nvim")
   check_neovim()
   start("forge-lsp server")
-  check_server(forge)
+  check_server()
   start("workspace")
-  local root, client = check_workspace(forge)
-  check_trust(forge, root, client)
+  local root, client = check_workspace()
+  check_trust(root, client)
 end
 
 return M

@@ -1,0 +1,212 @@
+-- The forge-lsp clients: one per workspace root, started with vim.lsp.start (0.11) or
+-- vim.lsp.start_client (0.7), found again from any window; and the server commands sent to them.
+local config = require("forge.config")
+local events = require("forge.events")
+local notify = require("forge.notify").notify
+local prompts = require("forge.prompts")
+local roots = require("forge.roots")
+local trust = require("forge.trust")
+
+local M = {}
+
+-- Client ids by workspace root: one server per root, found again from any window.
+local ids = {}
+-- The client of the last :Forge command: the one a command from the log window goes to.
+local last_used = nil
+
+local has_011 = vim.fn.has("nvim-0.11") == 1
+local levels = vim.log.levels
+
+local function request(client, method, params, handler, bufnr)
+  if has_011 then
+    return client:request(method, params, handler, bufnr)
+  end
+  return client.request(method, params, handler, bufnr)
+end
+
+--- A table that must reach the server as a JSON object even when empty ({} encodes as []).
+local function object(t)
+  if type(t) ~= "table" or next(t) == nil then
+    return vim.empty_dict()
+  end
+  return t
+end
+
+--- The handlers every forge client needs (setup's and lsp/forge.lua's).
+M.handlers = {
+  ["forge/event"] = events.on_event,
+  ["$/progress"] = events.on_progress,
+  ["window/showMessageRequest"] = prompts.on_message_request,
+  ["window/showMessage"] = prompts.on_show_message,
+}
+
+--- before_init: tell the server what Neovim's trust store says (a client fact, like VS Code's isTrusted).
+function M.before_init(params, lsp_config)
+  local options = type(params.initializationOptions) == "table" and params.initializationOptions or {}
+  -- Config merging (vim.lsp.config, deepcopy) can turn {} back into a plain table, sent as [].
+  options.settings = object(options.settings)
+  if lsp_config.root_dir and trust.neovim_trusts(lsp_config.root_dir) then
+    options.workspaceTrusted = true
+  end
+  params.initializationOptions = options
+end
+
+--- The client config for root: vim.lsp.config("forge")'s (0.11, configured that way, no setup()),
+--- else setup's options.
+local function client_config(root)
+  local c
+  if not config.did_setup and has_011 and vim.lsp.config and vim.lsp.config.forge then
+    -- Configured the 0.11 way (vim.lsp.config("forge", ...)): a command starts what it describes.
+    c = vim.deepcopy(vim.lsp.config.forge)
+    c.name = "forge"
+  else
+    c = {
+      name = "forge",
+      cmd = config.options.cmd,
+      init_options = { settings = object(config.options.settings) },
+      settings = { forge = object(config.options.settings) },
+      handlers = M.handlers,
+      before_init = M.before_init,
+    }
+  end
+  c.root_dir = root
+  c.workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fn.fnamemodify(root, ":t") } }
+  return c
+end
+
+local function alive(id)
+  local client = id and vim.lsp.get_client_by_id(id)
+  -- is_stopped is a method on 0.11 and a closure that ignores its argument on 0.7: both take (client).
+  if client and not (client.is_stopped and client.is_stopped(client)) then
+    return client
+  end
+  return nil
+end
+
+--- Every running forge client (started by this plugin or by vim.lsp.enable("forge")).
+local function running()
+  local found, seen = {}, {}
+  local get = vim.lsp.get_clients or vim.lsp.get_active_clients
+  for _, client in ipairs(get()) do
+    if client.name == "forge" and alive(client.id) and client.config.root_dir then
+      table.insert(found, client)
+      seen[client.id] = true
+    end
+  end
+  for _, id in pairs(ids) do
+    local client = alive(id)
+    if client and not seen[id] and client.config.root_dir then
+      table.insert(found, client)
+    end
+  end
+  return found
+end
+
+--- The running server for a root, started if needed (one per root).
+function M.start(root)
+  for _, client in ipairs(running()) do
+    if client.config.root_dir == root then
+      return client
+    end
+  end
+  local id
+  if has_011 then
+    id = vim.lsp.start(client_config(root), { attach = false })
+  else
+    id = vim.lsp.start_client(client_config(root))
+  end
+  ids[root] = id
+  return alive(id)
+end
+
+--- A running forge client for bufnr, without starting one: the one attached to it, the one whose
+--- root holds its file, or (log window, scratch buffers) the last one used.
+function M.get(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local file = roots.buffer_file(bufnr)
+  local best, best_len = nil, -1
+  local clients = running()
+  for _, client in ipairs(clients) do
+    local root = client.config.root_dir
+    if vim.lsp.buf_is_attached(bufnr, client.id) then
+      return client
+    end
+    if file and roots.inside(file, root) and #root > best_len then
+      best, best_len = client, #root
+    end
+  end
+  if best or file then
+    return best
+  end
+  return alive(last_used) or clients[1]
+end
+
+local function attach_file(bufnr, client)
+  local file = roots.buffer_file(bufnr)
+  if file and roots.inside(file, client.config.root_dir) and not vim.lsp.buf_is_attached(bufnr, client.id) then
+    vim.lsp.buf_attach_client(bufnr, client.id)
+  end
+end
+
+--- On opening a file: attach it to the server whose workspace holds it, or start one where a
+--- .forge.toml says so. A plain git repository starts nothing until a :Forge command.
+function M.attach(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local file = roots.buffer_file(bufnr)
+  if not file then
+    return nil
+  end
+  local client = M.get(bufnr)
+  if not client then
+    local root = roots.find_root(file, config.options.autostart_markers)
+    if not root then
+      return nil
+    end
+    client = M.start(root)
+  end
+  if client then
+    attach_file(bufnr, client)
+    return client.id
+  end
+  return nil
+end
+
+--- The client for a :Forge command from bufnr: the running one, or a new one (root: the
+--- .forge.toml or .git above the file or the working directory, else the working directory).
+function M.for_command(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local client = M.get(bufnr)
+  if not client then
+    local root = roots.find_root(roots.buffer_file(bufnr) or vim.fn.getcwd()) or vim.fn.getcwd()
+    client = M.start(root)
+    if not client then
+      notify("Forge: could not start " .. table.concat(config.options.cmd, " "), levels.ERROR)
+      return nil
+    end
+  end
+  attach_file(bufnr, client)
+  last_used = client.id
+  return client
+end
+
+--- Send workspace/executeCommand name {arg} to the client for bufnr; on_result(result, client).
+--- An error is told instead. Returns the client (nil when none could start).
+function M.execute(name, arg, on_result, bufnr)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  local client = M.for_command(bufnr)
+  if not client then
+    return
+  end
+  request(client, "workspace/executeCommand", { command = name, arguments = { object(arg) } }, function(err, result)
+    if err then
+      notify("Forge: " .. name .. ": " .. (err.message or vim.inspect(err)), levels.ERROR)
+      return
+    end
+    if on_result then
+      on_result(result, client)
+    end
+  end, bufnr)
+  return client
+end
+
+return M

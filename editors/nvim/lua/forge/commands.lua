@@ -1,0 +1,166 @@
+-- The :Forge* commands and the Lua functions behind them: each sends one server command and shows
+-- its answer. A function's last argument, on_result, is an optional callback that gets the answer
+-- after it was shown (not called on an error: that is told to the user).
+local clients = require("forge.client")
+local events = require("forge.events")
+local log = require("forge.log")
+local notify_mod = require("forge.notify")
+local roots = require("forge.roots")
+local scratch = require("forge.scratch")
+local trust = require("forge.trust")
+
+local M = {}
+
+local notify, one_line = notify_mod.notify, notify_mod.one_line
+local levels = vim.log.levels
+local command = clients.execute
+
+--- Hand the server's answer on to the caller's callback (the Lua API's last argument), if any.
+local function answer(on_result, result)
+  if on_result then
+    on_result(result)
+  end
+end
+
+--- Start a turn; on_result(answer of forge.run) when it ends.
+function M.run(prompt, opts, on_result)
+  opts = opts or {}
+  if not prompt or prompt == "" then
+    notify("usage: :ForgeRun {prompt}", levels.ERROR)
+    return
+  end
+  local bufnr = vim.api.nvim_get_current_buf()
+  local client = clients.for_command(bufnr)
+  if not client then
+    return
+  end
+  local arg = { prompt = prompt }
+  local file = roots.buffer_file(bufnr)
+  if file and roots.inside(file, client.config.root_dir) then
+    arg.uri = vim.uri_from_bufnr(bufnr)
+    if opts.range and opts.range > 0 then
+      local last = vim.api.nvim_buf_get_lines(bufnr, opts.line2 - 1, opts.line2, false)[1] or ""
+      arg.range = {
+        start = { line = opts.line1 - 1, character = 0 },
+        ["end"] = { line = opts.line2 - 1, character = #last },
+      }
+    end
+  end
+  -- The result is told by the turnFinished event (so a Continue turn's is too).
+  command("forge.run", arg, function(result)
+    answer(on_result, result)
+  end, bufnr)
+end
+
+function M.cancel(on_result)
+  command("forge.cancel", nil, function(result)
+    if not result.cancelled then
+      notify("Forge: no turn is running")
+    end
+    -- A cancelled turn is told by its turnFinished event.
+    answer(on_result, result)
+  end)
+end
+
+function M.status(on_result)
+  command("forge.status", nil, function(result)
+    notify(string.format(
+      "Forge: %s · model %s · limit %s",
+      result.running and "running" or "idle",
+      tostring(result.model),
+      tostring(result.limit)
+    ))
+    answer(on_result, result)
+  end)
+end
+
+function M.new_conversation(on_result)
+  command("forge.newConversation", nil, function(result)
+    notify("Forge: new conversation " .. result.conversationId)
+    answer(on_result, result)
+  end)
+end
+
+--- :ForgeConversations: pick a stored conversation (vim.ui.select); the next turn continues it.
+--- on_open(answer of forge.openConversation) once the picked one is open.
+function M.conversations(on_open)
+  command("forge.listConversations", nil, function(list)
+    if type(list) ~= "table" or #list == 0 then
+      notify("Forge: no conversations in this workspace yet")
+      return
+    end
+    vim.ui.select(list, {
+      prompt = "Forge conversation (the next turn continues it)",
+      format_item = function(c)
+        local title = (c.title ~= nil and c.title ~= "") and c.title or "(no turn yet)"
+        return string.format("%s · %d turns · %s tokens · %s", title, c.turns or 0, tostring(c.tokens or 0), tostring(c.updated))
+      end,
+    }, function(choice)
+      if not choice then
+        return
+      end
+      command("forge.openConversation", { id = choice.id }, function(result)
+        events.forget_usage()
+        notify("Forge: conversation " .. (result.title ~= "" and result.title or result.conversationId) .. " is open")
+        answer(on_open, result)
+      end)
+    end)
+  end)
+end
+
+function M.show_config(on_result)
+  command("forge.showConfig", nil, function(result)
+    local keys = vim.tbl_keys(result)
+    table.sort(keys)
+    local lines = {}
+    for _, key in ipairs(keys) do
+      local value = one_line(vim.inspect(result[key].value))
+      table.insert(lines, string.format("%-28s = %-24s (%s)", key, value, result[key].source))
+    end
+    local buf = scratch.buffer("forge://config", "forgeconfig")
+    vim.bo[buf].modifiable = true
+    vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+    vim.bo[buf].modifiable = false
+    scratch.show(buf)
+    answer(on_result, result)
+  end)
+end
+
+--- :ForgeTrust: the server records the workspace as trusted (forge.trust) and reloads its config.
+function M.trust(on_result)
+  local client = command("forge.trust", nil, function(result, client)
+    local root = client.config.root_dir
+    if type(result) == "table" and result.trusted then
+      notify("Forge: trusted " .. root)
+    else
+      notify("Forge: " .. root .. " is not trusted: " .. vim.inspect(result), levels.WARN)
+    end
+    answer(on_result, result)
+  end)
+  trust.remember(client and client.config.root_dir)
+end
+
+--- fn called with no argument: a user command would hand it its opts table, where the Lua API takes
+--- a callback.
+local function no_args(fn)
+  return function()
+    fn()
+  end
+end
+
+--- The :Forge* commands (plugin/forge.lua defines them at startup; they need no setup()).
+function M.create()
+  local create = vim.api.nvim_create_user_command
+  create("ForgeRun", function(o)
+    M.run(o.args, { range = o.range, line1 = o.line1, line2 = o.line2 })
+  end, { nargs = "+", range = true, desc = "Run the Forge agent with a prompt (on the selection, if any)" })
+  create("ForgeCancel", no_args(M.cancel), { desc = "Cancel the running Forge turn" })
+  create("ForgeStatus", no_args(M.status), { desc = "Show Forge status" })
+  create("ForgeConfig", no_args(M.show_config), { desc = "Show Forge's effective config and sources" })
+  create("ForgeNew", no_args(M.new_conversation), { desc = "Start a new Forge conversation" })
+  create("ForgeConversations", no_args(M.conversations), { desc = "Pick a Forge conversation to continue" })
+  create("ForgeLog", no_args(log.open), { desc = "Open the Forge event log" })
+  create("ForgeTrust", no_args(M.trust), { desc = "Trust this workspace's .forge.toml and .forge/ (forge.trust)" })
+end
+
+return M

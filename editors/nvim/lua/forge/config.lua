@@ -1,0 +1,32 @@
+-- forge.nvim's options: the defaults, and what setup() made of them.
+local M = {}
+
+---@class ForgeConfig
+---@field cmd string[] command that starts the server
+---@field settings table editor settings, sent as initializationOptions and workspace/configuration "forge"
+---@field root_markers string[] files that mark the workspace root, the most preferred first
+---@field autostart_markers string[] opening a file below one of these starts the server (others wait for a :Forge command)
+---@field notify boolean show results, retries and questions' outcomes with vim.notify
+---@field auto_continue boolean answer "Continue" after an interrupt without asking
+---@field on_event fun(event: table)|nil called with every forge/event after the plugin has shown it
+M.options = {
+  cmd = { "forge-lsp" },
+  settings = {},
+  root_markers = { ".forge.toml", ".git" },
+  autostart_markers = { ".forge.toml" },
+  notify = true,
+  auto_continue = false,
+}
+
+--- Whether setup() was called: its options then describe the server, not vim.lsp.config("forge").
+M.did_setup = false
+
+--- Merge opts into the options. The table stays the same one, so that no module holds a stale copy.
+function M.set(opts)
+  local merged = vim.tbl_deep_extend("force", M.options, opts or {})
+  for key, value in pairs(merged) do
+    M.options[key] = value
+  end
+end
+
+return M

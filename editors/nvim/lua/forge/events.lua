@@ -1,0 +1,161 @@
+-- forge/event and $/progress: each event as a log line, the turn's state for the statusline, and
+-- the one notification a turn ends with.
+local config = require("forge.config")
+local log = require("forge.log")
+local notify = require("forge.notify").notify
+
+local M = {}
+
+-- What the events told so far: for the statusline, the turn's status and progress message and the
+-- last turn's usage; for the log, the assistant text streamed since its last line.
+local state = { status = "idle", turn_id = nil, progress = nil, last_usage = nil, text = nil }
+
+local levels = vim.log.levels
+
+local function summary_line(s)
+  return string.format("%d requests, %d tool calls, %d failures", s.requests or 0, s.toolCalls or 0, s.failures or 0)
+end
+
+local function format_event(e)
+  local t = e.type
+  if t == "turnStarted" then
+    return string.format("▶ turn %s started (model %s): %s", e.turnId, e.model or "?", e.prompt or "")
+  elseif t == "toolCallStarted" then
+    return "  → " .. ((e.title and e.title ~= "") and e.title or e.tool)
+  elseif t == "toolCallFinished" then
+    return string.format("  %s %s", e.ok and "✓" or "✗", e.tool)
+  elseif t == "retry" then
+    return string.format("  ↻ %s failed: %d of %d attempts left", e.tool, e.attemptsLeft, e.limit)
+  elseif t == "llmRetry" then
+    return string.format("  ⟳ model request retry %d in %d ms: %s", e.attempt, e.delayMs, e.cause)
+  elseif t == "interrupt" then
+    return "  ⛔ " .. (e.message or e.reason.kind)
+  elseif t == "turnFinished" then
+    local line = "■ turn " .. tostring(e.status)
+    if type(e.summary) == "table" then
+      line = line .. ": " .. summary_line(e.summary)
+    end
+    return line
+  end
+  return nil
+end
+
+--- The end of a turn, told once: completed/cancelled here; an interrupt by its Continue question,
+--- a failure by the server's error message.
+local function announce_finished(e)
+  local s = type(e.summary) == "table" and e.summary or {}
+  if e.status == "completed" then
+    notify("Forge: turn completed (" .. summary_line(s) .. ")")
+  elseif e.status == "cancelled" then
+    notify("Forge: turn cancelled")
+  elseif e.status == "failed" and not s.error then
+    notify("Forge: turn failed (" .. summary_line(s) .. ")", levels.ERROR)
+  end
+end
+
+local function flush_text()
+  local text = state.text
+  state.text = nil
+  if text and vim.trim(text) ~= "" then
+    log.append("  assistant: " .. vim.trim(text))
+  end
+end
+
+local function handle_event(event)
+  local t = event.type
+  -- Streamed text is gathered and logged once per message.
+  if t == "assistantText" then
+    state.text = (state.text or "") .. tostring(event.text or "")
+    return
+  end
+  flush_text()
+  local line = format_event(event)
+  if line then
+    log.append(line)
+  end
+  if t == "turnStarted" then
+    state.status = "running"
+    state.turn_id = event.turnId
+  elseif t == "toolCallStarted" then
+    state.status = "running " .. event.tool
+  elseif t == "retry" then
+    state.status = string.format("retry %d left (%s)", event.attemptsLeft, event.tool)
+    notify(string.format("Forge: %s failed; %d attempt(s) left", event.tool, event.attemptsLeft), levels.WARN)
+  elseif t == "interrupt" then
+    state.status = "interrupted"
+  elseif t == "turnFinished" then
+    if event.status ~= "interrupted" then
+      state.status = "idle"
+    end
+    state.turn_id = nil
+    if type(event.usage) == "table" then
+      state.last_usage = event.usage
+    end
+    announce_finished(event)
+  end
+  vim.cmd("redrawstatus")
+end
+
+--- The forge/event handler; the on_event option sees each event after the plugin has shown it.
+function M.on_event(_, event)
+  if type(event) ~= "table" then
+    return
+  end
+  -- A plugin bug must not throw "Error executing lua callback" at the user on every event.
+  local ok, err = pcall(handle_event, event)
+  if not ok then
+    log.append("forge.nvim: could not show event " .. tostring(event.type) .. ": " .. tostring(err))
+  end
+  local hook = config.options.on_event
+  if hook then
+    ok, err = pcall(hook, event)
+    if not ok then
+      log.append("forge.nvim: on_event failed on " .. tostring(event.type) .. ": " .. tostring(err))
+    end
+  end
+end
+
+--- A usage {promptTokens, completionTokens, cost} as "12.3k tokens $0.0321" ("cost unknown" when unpriced).
+function M.usage_text(u)
+  if type(u) ~= "table" then
+    return ""
+  end
+  local n = (tonumber(u.promptTokens) or 0) + (tonumber(u.completionTokens) or 0)
+  local tokens = n >= 1000 and string.format("%.1fk", n / 1000) or tostring(n)
+  local cost = type(u.cost) == "number" and string.format("$%.4f", u.cost) or "cost unknown"
+  return tokens .. " tokens " .. cost
+end
+
+--- Another conversation was opened: the last turn's usage is not its.
+function M.forget_usage()
+  state.last_usage = nil
+end
+
+--- For 'statusline': %{v:lua.require'forge'.statusline()}
+function M.statusline()
+  local s = "Forge: " .. state.status
+  if state.progress then
+    s = s .. " · " .. state.progress
+  end
+  if state.last_usage and not state.turn_id then
+    s = s .. " · " .. M.usage_text(state.last_usage)
+  end
+  return s
+end
+
+--- The $/progress handler: the running turn's progress message goes into the statusline.
+function M.on_progress(err, result, ctx, config)
+  local value = result and result.value or {}
+  if value.kind == "end" then
+    state.progress = nil
+  elseif value.message then
+    state.progress = value.message
+  end
+  vim.cmd("redrawstatus")
+  local default = vim.lsp.handlers["$/progress"]
+  if default then
+    return default(err, result, ctx, config)
+  end
+end
+
+return M
