@@ -365,7 +365,7 @@ BAD_LINES = [
 def test_malformed_messages_are_answered_and_the_agent_goes_on() -> None:
     import subprocess
 
-    from forge_lsp.acp.agent import MAX_MESSAGE_BYTES
+    from forge_lsp.acp.transport import MAX_MESSAGE_BYTES
 
     proc = raw_agent(subprocess.PIPE, subprocess.PIPE)
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None

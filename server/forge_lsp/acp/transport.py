@@ -1,0 +1,137 @@
+"""ACP's stdio: streams on the real stdin/stdout, and the gate that answers malformed JSON-RPC."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import stat
+import sys
+import threading
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+MAX_MESSAGE_BYTES = 50 * 1024 * 1024
+"""The longest line (one JSON-RPC message) read from the client; a longer one is refused and skipped."""
+
+
+def _pipe_like(fd: int) -> bool:
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+
+
+def _copy(src: int, dst: int) -> None:
+    """Copy src to dst until src ends (a thread's body), then close dst."""
+    try:
+        while chunk := os.read(src, 65536):
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(dst, view) :]
+    except OSError as exc:
+        log.info("acp stdio copy: %s", exc)
+    finally:
+        os.close(dst)
+
+
+async def _stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter, list[threading.Thread]]:
+    """Streams on the real stdin/stdout; fd 1 then points at stderr, so nothing else can write the protocol.
+
+    asyncio reads and writes only pipes, sockets and terminals: a regular file
+    (`forge-lsp acp < requests.jsonl > replies.jsonl`) is copied through a pipe by a thread.
+    """
+    from acp.stdio import _WritePipeProtocol
+
+    loop = asyncio.get_running_loop()
+    out_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    threads: list[threading.Thread] = []
+    in_fd = 0
+    if not _pipe_like(in_fd):
+        r, w = os.pipe()
+        threads.append(threading.Thread(target=_copy, args=(os.dup(in_fd), w), daemon=True))
+        in_fd = r
+    if not _pipe_like(out_fd):
+        r, w = os.pipe()
+        threads.append(threading.Thread(target=_copy, args=(r, out_fd), daemon=True))
+        out_fd = w
+    for thread in threads:
+        thread.start()
+    reader = asyncio.StreamReader(limit=MAX_MESSAGE_BYTES)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(in_fd, "rb", buffering=0))
+    write_protocol = _WritePipeProtocol()
+    transport, _ = await loop.connect_write_pipe(lambda: write_protocol, os.fdopen(out_fd, "wb", buffering=0))
+    return reader, asyncio.StreamWriter(transport, write_protocol, None, loop), threads
+
+
+def _check(message: Any) -> tuple[Any, str] | None:
+    """None for a JSON-RPC message the SDK can take; else (the id to answer, what is wrong)."""
+    if isinstance(message, list):
+        return None, "batch requests are not supported (one JSON-RPC object per line)"
+    if not isinstance(message, dict):
+        return None, f"a message must be a JSON object, got {type(message).__name__}"
+    request_id = message.get("id")
+    if request_id is not None and (isinstance(request_id, bool) or not isinstance(request_id, (str, int))):
+        return None, "id must be a string or a number"
+    if "method" in message:
+        if not isinstance(message["method"], str):
+            return request_id, "method must be a string"
+        params = message.get("params")
+        if params is not None and not isinstance(params, dict):
+            return request_id, "params must be an object"
+    elif "id" not in message:
+        return None, "a message needs a method (a request or notification) or an id (a response)"
+    return None
+
+
+async def _gate(raw: asyncio.StreamReader, inner: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Only well-formed JSON-RPC objects reach the SDK (it stops on anything else).
+
+    A line that is not JSON is answered with -32700, one that is not a request,
+    notification or response with -32600 (id null where it has none), a line over
+    MAX_MESSAGE_BYTES is refused without being held in memory; each is logged in
+    one line and the connection goes on.
+    """
+
+    async def reply(request_id: Any, code: int, message: str) -> None:
+        log.warning("acp: refused a message from the client: %s", message)
+        error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+        writer.write((json.dumps(error) + "\n").encode())
+        await writer.drain()
+
+    skipping = False
+    try:
+        while True:
+            try:
+                line = await raw.readuntil(b"\n")
+            except asyncio.IncompleteReadError as exc:
+                line = exc.partial  # the last line, with no newline
+                if not line:
+                    return
+            except asyncio.LimitOverrunError as exc:
+                await raw.readexactly(exc.consumed)  # dropped, never joined
+                if not skipping:
+                    await reply(None, -32600, f"message over {MAX_MESSAGE_BYTES} bytes; skipped")
+                skipping = True
+                continue
+            if skipping:  # the end of the line that was too long
+                skipping = False
+                continue
+            if not line.strip():
+                continue
+            try:
+                message = json.loads(line)
+            except ValueError as exc:
+                await reply(None, -32700, f"parse error: not JSON ({exc})")
+                continue
+            problem = _check(message)
+            if problem is not None:
+                await reply(problem[0], -32600, f"invalid request: {problem[1]}")
+                continue
+            inner.feed_data(line if line.endswith(b"\n") else line + b"\n")
+    except ConnectionError as exc:
+        log.info("acp: the client went away: %s", exc)
+    finally:
+        inner.feed_eof()
