@@ -23,14 +23,8 @@ from acp import (
     PromptResponse,
     RequestError,
     run_agent,
-    start_tool_call,
-    text_block,
-    tool_content,
     update_agent_message_text,
     update_agent_thought_text,
-    update_plan,
-    update_tool_call,
-    update_user_message_text,
 )
 from acp.interfaces import Client
 from acp.schema import (
@@ -45,13 +39,14 @@ from forge_lsp import __version__
 from forge_lsp.acp.conversions import (
     ALLOW_ALWAYS,
     ALLOW_ONCE,
-    KINDS,
     PERMISSION_OPTIONS,
-    _json,
-    _plan,
-    _todos,
-    locations,
+    Update,
+    history_updates,
+    plan_update,
     prompt_text,
+    tool_finished,
+    tool_retried,
+    tool_started,
 )
 from forge_lsp.acp.transport import MAX_MESSAGE_BYTES, _gate, _stdio
 from forge_lsp.domain.events import (
@@ -66,6 +61,7 @@ from forge_lsp.domain.events import (
     ToolCallStarted,
     TurnSummary,
 )
+from forge_lsp.domain.messages import ChatMessage
 from forge_lsp.redact import redact, redact_data
 from forge_lsp.tools.base import DiskFiles
 
@@ -160,7 +156,7 @@ class ForgeAgent:
             raise invalid_params(f"no session {session_id!r}: session/new or session/load first")
         return session
 
-    async def update(self, session_id: str, update: Any) -> None:
+    async def update(self, session_id: str, update: Update) -> None:
         if self.conn is not None:
             await self.conn.session_update(session_id=session_id, update=update)
 
@@ -200,50 +196,13 @@ class ForgeAgent:
         await self.replay(session, store.history(session_id))
         return LoadSessionResponse()
 
-    async def replay(self, session: Session, history: list[Any]) -> None:
+    async def replay(self, session: Session, history: list[ChatMessage]) -> None:
         """The stored conversation as session/update notifications, in order; the last todo_write is the plan again."""
-        session_id, root = session.id, session.root
-        names: dict[str, str] = {}
-        todo_args: dict[str, Any] = {}
-        for message in history:
-            if message.role == "user" and message.content:
-                await self.update(session_id, update_user_message_text(redact(message.content)))
-            elif message.role == "assistant":
-                if message.reasoning:
-                    await self.update(session_id, update_agent_thought_text(redact(message.reasoning)))
-                if message.content:
-                    await self.update(session_id, update_agent_message_text(redact(message.content)))
-                for call in message.tool_calls:
-                    names[call.id] = call.name
-                    arguments = call.arguments_json
-                    if call.name == "todo_write":
-                        todo_args[call.id] = _json(arguments)
-                    await self.update(
-                        session_id,
-                        start_tool_call(
-                            call.id,
-                            call.name,
-                            kind=KINDS.get(call.name, "other"),  # type: ignore[arg-type]
-                            status="in_progress",
-                            locations=locations(call.name, arguments, root),
-                        ),
-                    )
-            elif message.role == "tool" and message.tool_call_id:
-                text = redact(message.content or "")
-                failed = "<tool_call_error>" in text
-                await self.update(
-                    session_id,
-                    update_tool_call(
-                        message.tool_call_id,
-                        status="failed" if failed else "completed",
-                        content=[tool_content(text_block(text))],
-                    ),
-                )
-                if not failed and message.tool_call_id in todo_args:
-                    todos = _todos(todo_args[message.tool_call_id])
-                    if todos is not None:
-                        session.todos = todos
-                        await self.update(session_id, update_plan(_plan(todos)))
+        updates, todos = history_updates(history, session.root)
+        if todos is not None:
+            session.todos = todos
+        for update in updates:
+            await self.update(session.id, update)
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         session = self.session(session_id)
@@ -320,41 +279,15 @@ class ForgeAgent:
             await self.update(sid, update_agent_thought_text(redact(event.text)))
         elif isinstance(event, ToolCallStarted):
             session.current_call = event.call_id
-            await self.update(
-                sid,
-                start_tool_call(
-                    event.call_id,
-                    redact(event.title or event.tool),
-                    kind=KINDS.get(event.tool, "other"),  # type: ignore[arg-type]
-                    status="in_progress",
-                    locations=locations(event.tool, event.arguments, session.root),
-                    raw_input=redact_data(_json(event.arguments)),
-                ),
-            )
+            await self.update(sid, tool_started(event, session.root))
         elif isinstance(event, ToolCallFinished):
             output = redact(event.output)
             session.outputs[event.call_id] = output
-            await self.update(
-                sid,
-                update_tool_call(
-                    event.call_id, status="completed" if event.ok else "failed", content=[tool_content(text_block(output))]
-                ),
-            )
+            await self.update(sid, tool_finished(event.call_id, event.ok, output))
             if event.tool == "todo_write" and event.ok:
-                await self.update(sid, update_plan(_plan(runtime.todos)))
+                await self.update(sid, plan_update(runtime.todos))
         elif isinstance(event, Retry):
-            # What the model sees of a failed call: the error and the retry notice with the attempts left.
-            output = session.outputs.get(event.call_id, redact(event.error))
-            notice = f"<retry>{redact(event.notice)}</retry>"
-            await self.update(
-                sid,
-                update_tool_call(
-                    event.call_id,
-                    status="failed",
-                    content=[tool_content(text_block(output)), tool_content(text_block(notice))],
-                    raw_output={"attemptsLeft": event.attempts_left, "limit": event.limit},
-                ),
-            )
+            await self.update(sid, tool_retried(event, session.outputs.get(event.call_id, redact(event.error))))
         elif isinstance(event, LlmRetry):
             log.info("model request retried (attempt %s, %s ms): %s", event.attempt, event.delay_ms, event.cause)
         elif isinstance(event, Interrupt):
