@@ -22,7 +22,6 @@ from acp import (
     NewSessionResponse,
     PromptResponse,
     RequestError,
-    run_agent,
     update_agent_message_text,
     update_agent_thought_text,
 )
@@ -48,7 +47,7 @@ from forge_lsp.acp.conversions import (
     tool_retried,
     tool_started,
 )
-from forge_lsp.acp.transport import MAX_MESSAGE_BYTES, _gate, _stdio
+from forge_lsp.acp.transport import serve_stdio
 from forge_lsp.domain.events import (
     AssistantText,
     Event,
@@ -351,16 +350,4 @@ def _regular_or_absent(path: Path) -> bool:
 
 async def serve() -> int:
     """`forge-lsp acp`: serve ACP on stdin/stdout until the client closes it."""
-    agent = ForgeAgent()
-    raw, writer, threads = await _stdio()
-    inner = asyncio.StreamReader(limit=MAX_MESSAGE_BYTES + 1)
-    gate = asyncio.ensure_future(_gate(raw, inner, writer))
-    try:
-        await run_agent(agent, writer, inner)  # type: ignore[arg-type]
-    finally:
-        gate.cancel()
-        agent.close()
-        writer.close()
-        for thread in threads:
-            thread.join(timeout=5)  # what was written reaches the file
-    return 0
+    return await serve_stdio(ForgeAgent())

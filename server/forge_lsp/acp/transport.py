@@ -9,12 +9,24 @@ import os
 import stat
 import sys
 import threading
-from typing import Any
+from typing import Any, Protocol
+
+from acp import run_agent
 
 log = logging.getLogger(__name__)
 
 MAX_MESSAGE_BYTES = 50 * 1024 * 1024
 """The longest line (one JSON-RPC message) read from the client; a longer one is refused and skipped."""
+
+
+class ServedAgent(Protocol):
+    """What serve_stdio runs: an ACP agent that closes what it opened.
+
+    Not all of the SDK's Agent protocol: the SDK answers a method the agent lacks
+    with method-not-found, so forge-lsp's agent implements only those it serves.
+    """
+
+    def close(self) -> None: ...
 
 
 def _pipe_like(fd: int) -> bool:
@@ -35,7 +47,7 @@ def _copy(src: int, dst: int) -> None:
         os.close(dst)
 
 
-async def _stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter, list[threading.Thread]]:
+async def stdio_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter, list[threading.Thread]]:
     """Streams on the real stdin/stdout; fd 1 then points at stderr, so nothing else can write the protocol.
 
     asyncio reads and writes only pipes, sockets and terminals: a regular file
@@ -66,7 +78,7 @@ async def _stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter, list[thr
     return reader, asyncio.StreamWriter(transport, write_protocol, None, loop), threads
 
 
-def _check(message: Any) -> tuple[Any, str] | None:
+def check_message(message: Any) -> tuple[Any, str] | None:
     """None for a JSON-RPC message the SDK can take; else (the id to answer, what is wrong)."""
     if isinstance(message, list):
         return None, "batch requests are not supported (one JSON-RPC object per line)"
@@ -86,7 +98,7 @@ def _check(message: Any) -> tuple[Any, str] | None:
     return None
 
 
-async def _gate(raw: asyncio.StreamReader, inner: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+async def gate(raw: asyncio.StreamReader, inner: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     """Only well-formed JSON-RPC objects reach the SDK (it stops on anything else).
 
     A line that is not JSON is answered with -32700, one that is not a request,
@@ -126,7 +138,7 @@ async def _gate(raw: asyncio.StreamReader, inner: asyncio.StreamReader, writer: 
             except ValueError as exc:
                 await reply(None, -32700, f"parse error: not JSON ({exc})")
                 continue
-            problem = _check(message)
+            problem = check_message(message)
             if problem is not None:
                 await reply(problem[0], -32600, f"invalid request: {problem[1]}")
                 continue
@@ -135,3 +147,19 @@ async def _gate(raw: asyncio.StreamReader, inner: asyncio.StreamReader, writer: 
         log.info("acp: the client went away: %s", exc)
     finally:
         inner.feed_eof()
+
+
+async def serve_stdio(agent: ServedAgent) -> int:
+    """Serve ACP with ``agent`` on stdin/stdout until the client closes it; the agent is closed after."""
+    raw, writer, threads = await stdio_streams()
+    inner = asyncio.StreamReader(limit=MAX_MESSAGE_BYTES + 1)
+    gate_task = asyncio.ensure_future(gate(raw, inner, writer))
+    try:
+        await run_agent(agent, writer, inner)  # type: ignore[arg-type]  # see ServedAgent
+    finally:
+        gate_task.cancel()
+        agent.close()
+        writer.close()
+        for thread in threads:
+            thread.join(timeout=5)  # what was written reaches the file
+    return 0
