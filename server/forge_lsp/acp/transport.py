@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import logging
 import os
 import stat
 import sys
 import threading
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from acp import run_agent
 
@@ -27,6 +28,61 @@ class ServedAgent(Protocol):
     """
 
     def close(self) -> None: ...
+
+
+class WritePipeProtocol(asyncio.Protocol):
+    """The write side of a pipe under an asyncio.StreamWriter, with flow control so drain() works.
+
+    The pipe's transport calls pause_writing() when its buffer passes the high-water
+    mark and resume_writing() when it drains below the low one; a drain() meanwhile
+    waits. connection_lost() (the reader closed the pipe, a write failed, or the
+    pipe was closed) wakes every waiting drain() with the error, ConnectionResetError
+    when there is none, and every later drain() raises ConnectionResetError: a
+    writer is never left waiting on a pipe nobody reads. ``closed`` is done then.
+
+    StreamWriter calls _drain_helper() from drain() and _get_close_waiter() from
+    wait_closed(): those two names are asyncio's, the contract it has with a
+    protocol under a StreamWriter (asyncio's own FlowControlMixin has them too).
+    """
+
+    def __init__(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._paused = False
+        self._lost = False
+        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+        self.closed: asyncio.Future[None] = self._loop.create_future()
+
+    def pause_writing(self) -> None:
+        self._paused = True
+
+    def resume_writing(self) -> None:
+        self._paused = False
+        for waiter in self._waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._lost = True
+        for waiter in self._waiters:
+            if not waiter.done():
+                waiter.set_exception(exc if exc is not None else ConnectionResetError("Connection lost"))
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+    async def _drain_helper(self) -> None:
+        if self._lost:
+            raise ConnectionResetError("Connection lost")
+        if not self._paused:
+            return
+        waiter = self._loop.create_future()
+        self._waiters.append(waiter)
+        try:
+            await waiter
+        finally:
+            self._waiters.remove(waiter)
+
+    def _get_close_waiter(self, stream: asyncio.StreamWriter) -> asyncio.Future[None]:
+        return self.closed
 
 
 def _pipe_like(fd: int) -> bool:
@@ -47,14 +103,23 @@ def _copy(src: int, dst: int) -> None:
         os.close(dst)
 
 
-async def stdio_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter, list[threading.Thread]]:
+class Stdio(NamedTuple):
+    """The agent's end of the real stdin/stdout."""
+
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+    protocol: WritePipeProtocol
+    """The writer's: ``protocol.closed`` is done when the client stops reading (or the pipe is closed)."""
+    threads: list[threading.Thread]
+    """The threads that copy a regular file through a pipe, to join at the end."""
+
+
+async def stdio_streams() -> Stdio:
     """Streams on the real stdin/stdout; fd 1 then points at stderr, so nothing else can write the protocol.
 
     asyncio reads and writes only pipes, sockets and terminals: a regular file
     (`forge-lsp acp < requests.jsonl > replies.jsonl`) is copied through a pipe by a thread.
     """
-    from acp.stdio import _WritePipeProtocol
-
     loop = asyncio.get_running_loop()
     out_fd = os.dup(1)
     os.dup2(2, 1)
@@ -73,9 +138,9 @@ async def stdio_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter, l
         thread.start()
     reader = asyncio.StreamReader(limit=MAX_MESSAGE_BYTES)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(in_fd, "rb", buffering=0))
-    write_protocol = _WritePipeProtocol()
+    write_protocol = WritePipeProtocol()
     transport, _ = await loop.connect_write_pipe(lambda: write_protocol, os.fdopen(out_fd, "wb", buffering=0))
-    return reader, asyncio.StreamWriter(transport, write_protocol, None, loop), threads
+    return Stdio(reader, asyncio.StreamWriter(transport, write_protocol, None, loop), write_protocol, threads)
 
 
 def check_message(message: Any) -> tuple[Any, str] | None:
@@ -150,12 +215,22 @@ async def gate(raw: asyncio.StreamReader, inner: asyncio.StreamReader, writer: a
 
 
 async def serve_stdio(agent: ServedAgent) -> int:
-    """Serve ACP with ``agent`` on stdin/stdout until the client closes it; the agent is closed after."""
-    raw, writer, threads = await stdio_streams()
+    """Serve ACP with ``agent`` on stdin/stdout until the client closes it; the agent is closed after.
+
+    The client closing stdin ends it, and so does the client no longer reading
+    stdout: nothing could reach it, and a full pipe nobody reads would leave the
+    SDK's writer waiting.
+    """
+    raw, writer, protocol, threads = await stdio_streams()
     inner = asyncio.StreamReader(limit=MAX_MESSAGE_BYTES + 1)
     gate_task = asyncio.ensure_future(gate(raw, inner, writer))
+    protocol.closed.add_done_callback(lambda _: gate_task.cancel())  # the gate ends the SDK's input
     try:
         await run_agent(agent, writer, inner)  # type: ignore[arg-type]  # see ServedAgent
+    except ConnectionError as exc:  # the SDK's writer failed as it closed: the client had gone
+        if not protocol.closed.done():
+            raise
+        log.info("acp: the client stopped reading: %s", exc)
     finally:
         gate_task.cancel()
         agent.close()
