@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 
 import pytest
 
@@ -93,3 +94,19 @@ async def test_drain_after_a_clean_close_raises_and_wait_closed_returns() -> Non
             await writer.drain()
     finally:
         os.close(r)
+
+
+async def test_a_copy_thread_whose_file_fails_closes_the_pipe_it_drains() -> None:
+    """stdout as a regular file: a write that fails there is the writer's lost connection, not a pipe that fills."""
+    from forge_lsp.acp.transport import _copy
+
+    r, writer, protocol = await pipe_writer()
+    sink_r, sink_w = os.pipe()
+    os.close(sink_r)  # every write to sink_w fails (EPIPE), as a full disk would
+    thread = threading.Thread(target=_copy, args=(r, sink_w), daemon=True)
+    thread.start()
+    writer.write(DATA)
+    with pytest.raises(ConnectionError):
+        await asyncio.wait_for(writer.drain(), 5)
+    await asyncio.to_thread(thread.join, 5)
+    assert not thread.is_alive() and protocol.closed.done()

@@ -91,7 +91,11 @@ def _pipe_like(fd: int) -> bool:
 
 
 def _copy(src: int, dst: int) -> None:
-    """Copy src to dst until src ends (a thread's body), then close dst."""
+    """Copy src to dst until src ends or a read or write fails (a thread's body), then close both.
+
+    Closing src too matters when dst fails (stdout's file is on a full disk): the
+    pipe's writer then sees its reader gone, rather than a pipe that never drains.
+    """
     try:
         while chunk := os.read(src, 65536):
             view = memoryview(chunk)
@@ -101,6 +105,7 @@ def _copy(src: int, dst: int) -> None:
         log.info("acp stdio copy: %s", exc)
     finally:
         os.close(dst)
+        os.close(src)
 
 
 class Stdio(NamedTuple):
