@@ -365,7 +365,7 @@ BAD_LINES = [
 def test_malformed_messages_are_answered_and_the_agent_goes_on() -> None:
     import subprocess
 
-    from forge_lsp.acp.agent import MAX_MESSAGE_BYTES
+    from forge_lsp.acp.transport import MAX_MESSAGE_BYTES
 
     proc = raw_agent(subprocess.PIPE, subprocess.PIPE)
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
@@ -398,3 +398,31 @@ def test_stdin_and_stdout_may_be_files(tmp_path: Path) -> None:
     lines = [json.loads(line) for line in replies.read_text().splitlines()]
     assert sorted(str(r.get("id")) for r in lines) == ["1", "None"]
     assert next(r for r in lines if r.get("id") == 1)["result"]["protocolVersion"] == 1
+
+
+def test_a_client_that_stops_reading_a_full_pipe_does_not_leave_the_agent_hanging(tmp_path: Path) -> None:
+    import subprocess
+
+    requests, log = tmp_path / "requests.jsonl", tmp_path / "stderr.log"
+    requests.write_bytes(b"not json\n" * 5000)  # ~700 kB of replies: far over what the pipe and the writer hold
+    with requests.open("rb") as stdin, log.open("wb") as stderr:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "forge_lsp", "acp"], stdin=stdin, stdout=subprocess.PIPE, stderr=stderr, env=agent_env()
+        )
+    assert proc.stdout is not None
+    try:
+        seen, deadline = -1, time.monotonic() + 60
+        while time.monotonic() < deadline:  # until the replies stop: the pipe is full, the writer paused
+            time.sleep(1)
+            now = log.read_bytes().count(b"refused a message")
+            if now == seen:
+                break
+            seen = now
+        assert 0 < seen < 5000
+        proc.stdout.close()  # the client goes away without reading
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "Traceback" not in log.read_text()

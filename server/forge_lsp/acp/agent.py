@@ -9,12 +9,9 @@ session/load after a restart finds it in ``.forge/state.sqlite3``.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import stat
-import sys
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -25,29 +22,32 @@ from acp import (
     NewSessionResponse,
     PromptResponse,
     RequestError,
-    plan_entry,
-    run_agent,
-    start_tool_call,
-    text_block,
-    tool_content,
     update_agent_message_text,
     update_agent_thought_text,
-    update_plan,
-    update_tool_call,
-    update_user_message_text,
 )
 from acp.interfaces import Client
 from acp.schema import (
     AgentCapabilities,
     ClientCapabilities,
     Implementation,
-    PermissionOption,
     PromptCapabilities,
-    ToolCallLocation,
     ToolCallUpdate,
 )
 
 from forge_lsp import __version__
+from forge_lsp.acp.conversions import (
+    ALLOW_ALWAYS,
+    ALLOW_ONCE,
+    PERMISSION_OPTIONS,
+    Update,
+    history_updates,
+    plan_update,
+    prompt_text,
+    tool_finished,
+    tool_retried,
+    tool_started,
+)
+from forge_lsp.acp.transport import serve_stdio
 from forge_lsp.domain.events import (
     AssistantText,
     Event,
@@ -60,71 +60,11 @@ from forge_lsp.domain.events import (
     ToolCallStarted,
     TurnSummary,
 )
+from forge_lsp.domain.messages import ChatMessage
 from forge_lsp.redact import redact, redact_data
 from forge_lsp.tools.base import DiskFiles
 
 log = logging.getLogger(__name__)
-
-KINDS = {
-    "read": "read",
-    "fs_search": "search",
-    "write": "edit",
-    "patch": "edit",
-    "multi_patch": "edit",
-    "undo": "edit",
-    "remove": "delete",
-    "shell": "execute",
-    "fetch": "fetch",
-    "todo_write": "think",
-    "todo_read": "think",
-    "followup": "think",
-}
-"""ACP's tool kinds for Forge's tools."""
-
-ALLOW_ONCE, ALLOW_ALWAYS, REJECT = "allow_once", "allow_always", "reject_once"
-PERMISSION_OPTIONS = [
-    PermissionOption(option_id=ALLOW_ONCE, name="Allow", kind="allow_once"),
-    PermissionOption(option_id=ALLOW_ALWAYS, name="Allow for this conversation", kind="allow_always"),
-    PermissionOption(option_id=REJECT, name="Deny", kind="reject_once"),
-]
-MAX_PROMPT_RESOURCE_CHARS = 100_000
-
-
-def prompt_text(blocks: list[Any]) -> str:
-    """The user's prompt: text blocks, embedded resources (as fenced context) and resource links."""
-    parts: list[str] = []
-    for block in blocks:
-        kind = getattr(block, "type", None)
-        if kind == "text":
-            parts.append(block.text)
-        elif kind == "resource_link":
-            parts.append(f"(See {block.uri}.)")
-        elif kind == "resource":
-            resource = block.resource
-            text = getattr(resource, "text", None)
-            if isinstance(text, str):
-                parts.append(f"Context from {resource.uri}:\n```\n{text[:MAX_PROMPT_RESOURCE_CHARS]}\n```")
-            else:
-                parts.append(f"(A binary resource was attached: {resource.uri}.)")
-        else:
-            parts.append(f"(An {kind} block was attached; forge-lsp reads text only.)")
-    return "\n\n".join(p for p in parts if p)
-
-
-def locations(tool: str, arguments: str, root: Path) -> list[ToolCallLocation] | None:
-    """Where a tool call acts, for the client to follow: the file or folder it names."""
-    try:
-        args = json.loads(arguments or "{}")
-    except ValueError:
-        return None
-    if not isinstance(args, dict):
-        return None
-    target = args.get("file_path") or args.get("path")
-    if not isinstance(target, str) or not target:
-        return None
-    path = Path(target) if Path(target).is_absolute() else root / target
-    line = args.get("start_line")
-    return [ToolCallLocation(path=str(path), line=line if isinstance(line, int) and line >= 0 else None)]
 
 
 class ClientFiles(DiskFiles):
@@ -215,7 +155,7 @@ class ForgeAgent:
             raise invalid_params(f"no session {session_id!r}: session/new or session/load first")
         return session
 
-    async def update(self, session_id: str, update: Any) -> None:
+    async def update(self, session_id: str, update: Update) -> None:
         if self.conn is not None:
             await self.conn.session_update(session_id=session_id, update=update)
 
@@ -255,50 +195,13 @@ class ForgeAgent:
         await self.replay(session, store.history(session_id))
         return LoadSessionResponse()
 
-    async def replay(self, session: Session, history: list[Any]) -> None:
+    async def replay(self, session: Session, history: list[ChatMessage]) -> None:
         """The stored conversation as session/update notifications, in order; the last todo_write is the plan again."""
-        session_id, root = session.id, session.root
-        names: dict[str, str] = {}
-        todo_args: dict[str, Any] = {}
-        for message in history:
-            if message.role == "user" and message.content:
-                await self.update(session_id, update_user_message_text(redact(message.content)))
-            elif message.role == "assistant":
-                if message.reasoning:
-                    await self.update(session_id, update_agent_thought_text(redact(message.reasoning)))
-                if message.content:
-                    await self.update(session_id, update_agent_message_text(redact(message.content)))
-                for call in message.tool_calls:
-                    names[call.id] = call.name
-                    arguments = call.arguments_json
-                    if call.name == "todo_write":
-                        todo_args[call.id] = _json(arguments)
-                    await self.update(
-                        session_id,
-                        start_tool_call(
-                            call.id,
-                            call.name,
-                            kind=KINDS.get(call.name, "other"),  # type: ignore[arg-type]
-                            status="in_progress",
-                            locations=locations(call.name, arguments, root),
-                        ),
-                    )
-            elif message.role == "tool" and message.tool_call_id:
-                text = redact(message.content or "")
-                failed = "<tool_call_error>" in text
-                await self.update(
-                    session_id,
-                    update_tool_call(
-                        message.tool_call_id,
-                        status="failed" if failed else "completed",
-                        content=[tool_content(text_block(text))],
-                    ),
-                )
-                if not failed and message.tool_call_id in todo_args:
-                    todos = _todos(todo_args[message.tool_call_id])
-                    if todos is not None:
-                        session.todos = todos
-                        await self.update(session_id, update_plan(_plan(todos)))
+        updates, todos = history_updates(history, session.root)
+        if todos is not None:
+            session.todos = todos
+        for update in updates:
+            await self.update(session.id, update)
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         session = self.session(session_id)
@@ -375,41 +278,15 @@ class ForgeAgent:
             await self.update(sid, update_agent_thought_text(redact(event.text)))
         elif isinstance(event, ToolCallStarted):
             session.current_call = event.call_id
-            await self.update(
-                sid,
-                start_tool_call(
-                    event.call_id,
-                    redact(event.title or event.tool),
-                    kind=KINDS.get(event.tool, "other"),  # type: ignore[arg-type]
-                    status="in_progress",
-                    locations=locations(event.tool, event.arguments, session.root),
-                    raw_input=redact_data(_json(event.arguments)),
-                ),
-            )
+            await self.update(sid, tool_started(event, session.root))
         elif isinstance(event, ToolCallFinished):
             output = redact(event.output)
             session.outputs[event.call_id] = output
-            await self.update(
-                sid,
-                update_tool_call(
-                    event.call_id, status="completed" if event.ok else "failed", content=[tool_content(text_block(output))]
-                ),
-            )
+            await self.update(sid, tool_finished(event.call_id, event.ok, output))
             if event.tool == "todo_write" and event.ok:
-                await self.update(sid, update_plan(_plan(runtime.todos)))
+                await self.update(sid, plan_update(runtime.todos))
         elif isinstance(event, Retry):
-            # What the model sees of a failed call: the error and the retry notice with the attempts left.
-            output = session.outputs.get(event.call_id, redact(event.error))
-            notice = f"<retry>{redact(event.notice)}</retry>"
-            await self.update(
-                sid,
-                update_tool_call(
-                    event.call_id,
-                    status="failed",
-                    content=[tool_content(text_block(output)), tool_content(text_block(notice))],
-                    raw_output={"attemptsLeft": event.attempts_left, "limit": event.limit},
-                ),
-            )
+            await self.update(sid, tool_retried(event, session.outputs.get(event.call_id, redact(event.error))))
         elif isinstance(event, LlmRetry):
             log.info("model request retried (attempt %s, %s ms): %s", event.attempt, event.delay_ms, event.cause)
         elif isinstance(event, Interrupt):
@@ -462,35 +339,6 @@ def refused(message: str) -> RequestError:
     return RequestError(-32600, message)
 
 
-def _json(text: str) -> Any:
-    try:
-        return json.loads(text or "{}")
-    except ValueError:
-        return text
-
-
-def _plan_status(status: str) -> Any:
-    return status if status in ("pending", "in_progress", "completed") else "pending"
-
-
-def _plan(todos: list[dict[str, str]]) -> list[Any]:
-    """ACP plan entries for a todo list (a cancelled todo shows as pending: ACP has no such status)."""
-    return [plan_entry(t["content"], priority="medium", status=_plan_status(t.get("status", ""))) for t in todos]
-
-
-def _todos(args: Any) -> list[dict[str, str]] | None:
-    """The todo list a stored todo_write call set, or None if its arguments are not one."""
-    items = args.get("todos") if isinstance(args, dict) else None
-    if not isinstance(items, list):
-        return None
-    todos = []
-    for item in items:
-        if not isinstance(item, dict) or not isinstance(item.get("content"), str) or not isinstance(item.get("status"), str):
-            return None
-        todos.append({"content": item["content"], "status": item["status"]})
-    return todos
-
-
 def _regular_or_absent(path: Path) -> bool:
     try:
         return stat.S_ISREG(os.stat(path).st_mode)
@@ -500,142 +348,6 @@ def _regular_or_absent(path: Path) -> bool:
         return False
 
 
-MAX_MESSAGE_BYTES = 50 * 1024 * 1024
-"""The longest line (one JSON-RPC message) read from the client; a longer one is refused and skipped."""
-
-
-def _pipe_like(fd: int) -> bool:
-    mode = os.fstat(fd).st_mode
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
-
-
-def _copy(src: int, dst: int) -> None:
-    """Copy src to dst until src ends (a thread's body), then close dst."""
-    try:
-        while chunk := os.read(src, 65536):
-            view = memoryview(chunk)
-            while view:
-                view = view[os.write(dst, view) :]
-    except OSError as exc:
-        log.info("acp stdio copy: %s", exc)
-    finally:
-        os.close(dst)
-
-
-async def _stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter, list[threading.Thread]]:
-    """Streams on the real stdin/stdout; fd 1 then points at stderr, so nothing else can write the protocol.
-
-    asyncio reads and writes only pipes, sockets and terminals: a regular file
-    (`forge-lsp acp < requests.jsonl > replies.jsonl`) is copied through a pipe by a thread.
-    """
-    from acp.stdio import _WritePipeProtocol
-
-    loop = asyncio.get_running_loop()
-    out_fd = os.dup(1)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    threads: list[threading.Thread] = []
-    in_fd = 0
-    if not _pipe_like(in_fd):
-        r, w = os.pipe()
-        threads.append(threading.Thread(target=_copy, args=(os.dup(in_fd), w), daemon=True))
-        in_fd = r
-    if not _pipe_like(out_fd):
-        r, w = os.pipe()
-        threads.append(threading.Thread(target=_copy, args=(r, out_fd), daemon=True))
-        out_fd = w
-    for thread in threads:
-        thread.start()
-    reader = asyncio.StreamReader(limit=MAX_MESSAGE_BYTES)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(in_fd, "rb", buffering=0))
-    write_protocol = _WritePipeProtocol()
-    transport, _ = await loop.connect_write_pipe(lambda: write_protocol, os.fdopen(out_fd, "wb", buffering=0))
-    return reader, asyncio.StreamWriter(transport, write_protocol, None, loop), threads
-
-
-def _check(message: Any) -> tuple[Any, str] | None:
-    """None for a JSON-RPC message the SDK can take; else (the id to answer, what is wrong)."""
-    if isinstance(message, list):
-        return None, "batch requests are not supported (one JSON-RPC object per line)"
-    if not isinstance(message, dict):
-        return None, f"a message must be a JSON object, got {type(message).__name__}"
-    request_id = message.get("id")
-    if request_id is not None and (isinstance(request_id, bool) or not isinstance(request_id, (str, int))):
-        return None, "id must be a string or a number"
-    if "method" in message:
-        if not isinstance(message["method"], str):
-            return request_id, "method must be a string"
-        params = message.get("params")
-        if params is not None and not isinstance(params, dict):
-            return request_id, "params must be an object"
-    elif "id" not in message:
-        return None, "a message needs a method (a request or notification) or an id (a response)"
-    return None
-
-
-async def _gate(raw: asyncio.StreamReader, inner: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    """Only well-formed JSON-RPC objects reach the SDK (it stops on anything else).
-
-    A line that is not JSON is answered with -32700, one that is not a request,
-    notification or response with -32600 (id null where it has none), a line over
-    MAX_MESSAGE_BYTES is refused without being held in memory; each is logged in
-    one line and the connection goes on.
-    """
-
-    async def reply(request_id: Any, code: int, message: str) -> None:
-        log.warning("acp: refused a message from the client: %s", message)
-        error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
-        writer.write((json.dumps(error) + "\n").encode())
-        await writer.drain()
-
-    skipping = False
-    try:
-        while True:
-            try:
-                line = await raw.readuntil(b"\n")
-            except asyncio.IncompleteReadError as exc:
-                line = exc.partial  # the last line, with no newline
-                if not line:
-                    return
-            except asyncio.LimitOverrunError as exc:
-                await raw.readexactly(exc.consumed)  # dropped, never joined
-                if not skipping:
-                    await reply(None, -32600, f"message over {MAX_MESSAGE_BYTES} bytes; skipped")
-                skipping = True
-                continue
-            if skipping:  # the end of the line that was too long
-                skipping = False
-                continue
-            if not line.strip():
-                continue
-            try:
-                message = json.loads(line)
-            except ValueError as exc:
-                await reply(None, -32700, f"parse error: not JSON ({exc})")
-                continue
-            problem = _check(message)
-            if problem is not None:
-                await reply(problem[0], -32600, f"invalid request: {problem[1]}")
-                continue
-            inner.feed_data(line if line.endswith(b"\n") else line + b"\n")
-    except ConnectionError as exc:
-        log.info("acp: the client went away: %s", exc)
-    finally:
-        inner.feed_eof()
-
-
 async def serve() -> int:
     """`forge-lsp acp`: serve ACP on stdin/stdout until the client closes it."""
-    agent = ForgeAgent()
-    raw, writer, threads = await _stdio()
-    inner = asyncio.StreamReader(limit=MAX_MESSAGE_BYTES + 1)
-    gate = asyncio.ensure_future(_gate(raw, inner, writer))
-    try:
-        await run_agent(agent, writer, inner)  # type: ignore[arg-type]
-    finally:
-        gate.cancel()
-        agent.close()
-        writer.close()
-        for thread in threads:
-            thread.join(timeout=5)  # what was written reaches the file
-    return 0
+    return await serve_stdio(ForgeAgent())
