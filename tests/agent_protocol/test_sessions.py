@@ -47,7 +47,9 @@ class Editor:
 
         @self.client.feature("forge/event")
         def event(params: Any) -> None:
-            self.events.append({"type": params.type, "tool": getattr(params, "tool", None), "output": getattr(params, "output", None)})
+            self.events.append(
+                {"type": params.type, "tool": getattr(params, "tool", None), "output": getattr(params, "output", None)}
+            )
 
     async def start(self, root: Path) -> None:
         await self.client.start_io(sys.executable, "-m", "forge_lsp", env=agent_env())
@@ -84,7 +86,19 @@ def todo_read_outputs(client: Recorder) -> list[str]:
 async def test_two_acp_sessions_and_an_lsp_conversation_keep_their_own_answers_and_todos(workspace: Path) -> None:
     log = workspace / "deploys.log"
     (workspace / "lsp.json").write_text(
-        json.dumps({"responses": [deploy(log), TODO_READ, {"text": "lsp 1"}, deploy(log), todo_write("lsp plan"), TODO_READ, {"text": "lsp 2"}]})
+        json.dumps(
+            {
+                "responses": [
+                    deploy(log),
+                    TODO_READ,
+                    {"text": "lsp 1"},
+                    deploy(log),
+                    todo_write("lsp plan"),
+                    TODO_READ,
+                    {"text": "lsp 2"},
+                ]
+            }
+        )
     )
     workspace_with(
         workspace,

@@ -1,4 +1,4 @@
-"""ACP conversions: a stored conversation as session updates, pure (no connection, no runtime)."""
+"""ACP conversions: a stored conversation as session updates, pure (no connection, no runtime); the plan it restores."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from pathlib import Path
 from acp import resource_link_block, text_block
 
 from forge_lsp.acp.conversions import history_updates, prompt_text
+from forge_lsp.core.session import Session
 from forge_lsp.domain.messages import ChatMessage, ToolCall
+from forge_lsp.tools.base import DiskFiles
 
 
 def todo_call(call_id: str, *todos: tuple[str, str]) -> ToolCall:
@@ -34,7 +36,7 @@ def test_history_is_the_updates_in_order_and_the_last_plan_that_was_set() -> Non
         ChatMessage(role="assistant", content=None, tool_calls=(todo_call("t2", ("two", "cancelled")),)),
         ChatMessage(role="tool", content="<tool_call_error>bad</tool_call_error>", tool_call_id="t2"),
     ]
-    updates, todos = history_updates(history, root)
+    updates = history_updates(history, root)
     kinds = [u.session_update for u in updates]
     assert kinds == [
         "user_message_chunk",
@@ -52,14 +54,15 @@ def test_history_is_the_updates_in_order_and_the_last_plan_that_was_set() -> Non
     assert read.kind == "read" and read.locations is not None
     assert read.locations[0].path == str(root / "a.py") and read.locations[0].line == 3
     assert [u.status for u in updates if u.session_update == "tool_call_update"] == ["completed", "failed", "failed"]
-    assert todos == [{"content": "one", "status": "pending"}]  # t2 failed: its list was never set
+    assert Session(None, DiskFiles()).restore_todos(history) == [{"content": "one", "status": "pending"}]  # t2 failed
     plan = updates[6]
     assert [(e.content, e.status) for e in plan.entries] == [("one", "pending")]
 
 
 def test_no_todo_write_means_no_plan() -> None:
-    updates, todos = history_updates([ChatMessage(role="user", content="hi")], Path("/ws"))
-    assert todos is None and len(updates) == 1
+    history = [ChatMessage(role="user", content="hi")]
+    updates = history_updates(history, Path("/ws"))
+    assert len(updates) == 1 and Session(None, DiskFiles()).restore_todos(history) == []
 
 
 def test_prompt_text_joins_text_and_says_what_it_cannot_read() -> None:

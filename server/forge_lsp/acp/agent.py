@@ -12,8 +12,9 @@ import asyncio
 import logging
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp import (
     PROTOCOL_VERSION,
@@ -48,6 +49,9 @@ from forge_lsp.acp.conversions import (
     tool_started,
 )
 from forge_lsp.acp.transport import serve_stdio
+from forge_lsp.core.errors import BadPrompt, EmptyPrompt, NoModel, TurnInProgress, check_prompt
+from forge_lsp.core.session import Session
+from forge_lsp.core.workspaces import Workspaces
 from forge_lsp.domain.events import (
     AssistantText,
     Event,
@@ -64,6 +68,9 @@ from forge_lsp.domain.messages import ChatMessage
 from forge_lsp.redact import redact, redact_data
 from forge_lsp.tools.base import DiskFiles
 
+if TYPE_CHECKING:  # imported when the first workspace opens
+    from forge_lsp.core.runtime import WorkspaceRuntime
+
 log = logging.getLogger(__name__)
 
 
@@ -75,10 +82,11 @@ class ClientFiles(DiskFiles):
     taken from it: the disk read then applies the size limit with its own message.
     """
 
-    def __init__(self, agent: ForgeAgent, session_id: str, caps: ClientCapabilities | None, max_chars: int) -> None:
+    def __init__(self, agent: ForgeAgent, session_id: str, caps: ClientCapabilities | None, max_chars: Callable[[], int]) -> None:
         self.agent = agent
         self.session_id = session_id
         self.max_chars = max_chars
+        """The workspace's max_file_size_bytes as it is in force (the config may reload between prompts)."""
         fs = caps.fs if caps is not None else None
         self.can_read = bool(fs and fs.read_text_file)
         self.can_write = bool(fs and fs.write_text_file)
@@ -94,7 +102,7 @@ class ClientFiles(DiskFiles):
             log.info("fs/read_text_file %s: %s; reading the disk", path, exc)
             return None
         content = getattr(response, "content", None)
-        if not isinstance(content, str) or len(content) > self.max_chars:
+        if not isinstance(content, str) or len(content) > self.max_chars():
             return None
         return content
 
@@ -105,19 +113,19 @@ class ClientFiles(DiskFiles):
         await super().write_text(path, content)
 
 
-class Session:
-    """One ACP session: a conversation in one workspace, and what its running turn has shown."""
+class AcpSession:
+    """One ACP session: the core's session of its conversation (files through this client, its questions,
+    its answers and todos), its workspace, and what its running turn has shown the client."""
 
-    def __init__(self, session_id: str, root: Path) -> None:
-        self.id = session_id
-        self.root = root
+    def __init__(self, core: Session, runtime: WorkspaceRuntime) -> None:
+        assert core.conversation_id is not None
+        self.id = core.conversation_id
+        self.core = core
+        self.runtime = runtime
+        self.root = runtime.root
         self.current_call: str | None = None
         self.outputs: dict[str, str] = {}
         self.told_trust = False
-        self.allowed: set[str] = set()
-        """Questions answered "Allow for this conversation" in this session (not in the workspace's other sessions)."""
-        self.todos: list[dict[str, str]] = []
-        """This session's todo list: the runtime's list holds it while a turn of this session runs."""
 
 
 class ForgeAgent:
@@ -126,8 +134,8 @@ class ForgeAgent:
     def __init__(self) -> None:
         self.conn: Client | None = None
         self.client_caps: ClientCapabilities | None = None
-        self.runtimes: dict[Path, Any] = {}
-        self.sessions: dict[str, Session] = {}
+        self.workspaces = Workspaces(self.open_runtime)
+        self.sessions: dict[str, AcpSession] = {}
         self.background: set[asyncio.Task[Any]] = set()
 
     def on_connect(self, conn: Client) -> None:
@@ -135,21 +143,32 @@ class ForgeAgent:
 
     # -- the runtime of a workspace ------------------------------------------
 
-    def runtime_for(self, cwd: str) -> Any:
-        from forge_lsp.runtime import WorkspaceRuntime
-
+    def runtime_for(self, cwd: str) -> WorkspaceRuntime:
         if not isinstance(cwd, str) or not os.path.isabs(cwd):
             raise invalid_params(f"cwd must be an absolute path, got {cwd!r}")
         root = Path(cwd).resolve()
         if not root.is_dir():
             raise invalid_params(f"{root} is not a folder")
-        if root not in self.runtimes:
-            runtime = WorkspaceRuntime(root)  # trusted only if the user's trust store says so
-            runtime.on_notice = lambda message: log.warning("%s", message)
-            self.runtimes[root] = runtime
-        return self.runtimes[root]
+        return self.workspaces.get(root)
 
-    def session(self, session_id: str) -> Session:
+    @staticmethod
+    def open_runtime(root: Path) -> WorkspaceRuntime:
+        from forge_lsp.core.runtime import WorkspaceRuntime
+
+        runtime = WorkspaceRuntime(root)  # trusted only if the user's trust store says so
+        runtime.on_notice = lambda message: log.warning("%s", message)
+        return runtime
+
+    def adopt(self, core: Session, runtime: WorkspaceRuntime) -> AcpSession:
+        """A core session becomes this client's: its files through the client's fs/*, its questions as
+        session/request_permission."""
+        session = AcpSession(core, runtime)
+        core.files = ClientFiles(self, session.id, self.client_caps, lambda: runtime.config.max_file_size_bytes)
+        core.ask = lambda tool, question: self.ask(session, tool, question)
+        self.sessions[session.id] = session
+        return session
+
+    def session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)
         if session is None:
             raise invalid_params(f"no session {session_id!r}: session/new or session/load first")
@@ -181,39 +200,37 @@ class ForgeAgent:
         runtime = self.runtime_for(cwd)
         if mcp_servers:
             log.info("session/new: %d MCP server(s) offered; forge-lsp uses its own tools only", len(mcp_servers))
-        conversation = await asyncio.to_thread(runtime.store.new_conversation)
-        self.sessions[conversation] = Session(conversation, runtime.root)
-        return NewSessionResponse(session_id=conversation)
+        session = self.adopt(await asyncio.to_thread(runtime.new_session), runtime)
+        return NewSessionResponse(session_id=session.id)
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None, **kwargs: Any) -> LoadSessionResponse:
         runtime = self.runtime_for(cwd)
-        store = runtime.store
-        if not store.select_conversation(session_id):
-            raise invalid_params(f"no conversation {session_id!r} in {runtime.root}")
-        session = Session(session_id, runtime.root)
-        self.sessions[session_id] = session
-        await self.replay(session, store.history(session_id))
+        try:
+            core = await asyncio.to_thread(runtime.load_session, session_id)
+        except KeyError:
+            raise invalid_params(f"no conversation {session_id!r} in {runtime.root}") from None
+        session = self.adopt(core, runtime)
+        await self.replay(session, await asyncio.to_thread(runtime.history, core))
         return LoadSessionResponse()
 
-    async def replay(self, session: Session, history: list[ChatMessage]) -> None:
+    async def replay(self, session: AcpSession, history: list[ChatMessage]) -> None:
         """The stored conversation as session/update notifications, in order; the last todo_write is the plan again."""
-        updates, todos = history_updates(history, session.root)
-        if todos is not None:
-            session.todos = todos
-        for update in updates:
+        for update in history_updates(history, session.root):
             await self.update(session.id, update)
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         session = self.session(session_id)
-        runtime = self.runtimes[session.root]
-        text = prompt_text(prompt)
-        if not text.strip():
-            raise invalid_params("the prompt has no text")
-        from forge_lsp.runtime import NoModel, TurnInProgress
-
-        if not session.told_trust and runtime.untrusted_problems():
+        runtime = session.runtime
+        try:
+            text = check_prompt(prompt_text(prompt))
+        except EmptyPrompt:
+            raise invalid_params("the prompt has no text") from None
+        except BadPrompt as exc:
+            raise invalid_params(str(exc)) from None
+        ignored_keys = runtime.ignored_keys()
+        if not session.told_trust and ignored_keys:
             session.told_trust = True
-            ignored = ", ".join(sorted({p.key or (p.path.name if p.path else "") for p in runtime.untrusted_problems()}))
+            ignored = ", ".join(ignored_keys)
             await self.update(
                 session_id,
                 update_agent_message_text(
@@ -223,25 +240,18 @@ class ForgeAgent:
             )
         if runtime.running:
             raise refused(f"a turn is already running in {runtime.root}; cancel it first")
-        runtime.store.select_conversation(session_id)
-        runtime.files = ClientFiles(self, session_id, self.client_caps, runtime.config.max_file_size_bytes)
-        runtime.ask = lambda tool, question: self.ask(session, tool, question)
-        runtime.todos[:] = session.todos  # the list the turn's tools hold: this session's plan
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
-        pump = asyncio.ensure_future(self.pump(session, runtime, queue))
+        pump = asyncio.ensure_future(self.pump(session, queue))
         try:
-            summary: TurnSummary = await runtime.run(text, queue.put_nowait)
+            summary: TurnSummary = await runtime.run(text, queue.put_nowait, session=session.core)
         except (TurnInProgress, NoModel) as exc:
             raise refused(str(exc)) from None
-        except ValueError as exc:
-            raise invalid_params(str(exc)) from None
         finally:
-            session.todos = list(runtime.todos)
             queue.put_nowait(None)
             await pump
         return await self.finish(session, summary)
 
-    async def finish(self, session: Session, summary: TurnSummary) -> PromptResponse:
+    async def finish(self, session: AcpSession, summary: TurnSummary) -> PromptResponse:
         """The stop reason (and, for an interrupt or a failure, the reason said in a message and in _meta)."""
         status = summary.status.value
         meta: dict[str, Any] = {"forge": redact_data(summary.to_dict())}
@@ -262,15 +272,15 @@ class ForgeAgent:
             )
         return PromptResponse(stop_reason="end_turn", field_meta=meta)
 
-    async def pump(self, session: Session, runtime: Any, queue: asyncio.Queue[Event | None]) -> None:
+    async def pump(self, session: AcpSession, queue: asyncio.Queue[Event | None]) -> None:
         """Turn events, in order, as session updates (a slow client never blocks the turn)."""
         while (event := await queue.get()) is not None:
             try:
-                await self.send_event(session, runtime, event)
+                await self.send_event(session, event)
             except Exception as exc:  # a client that went away: the turn goes on and is stored
                 log.warning("session/update failed: %s", exc)
 
-    async def send_event(self, session: Session, runtime: Any, event: Event) -> None:
+    async def send_event(self, session: AcpSession, event: Event) -> None:
         sid = session.id
         if isinstance(event, AssistantText):
             await self.update(sid, update_agent_message_text(redact(event.text)))
@@ -284,7 +294,7 @@ class ForgeAgent:
             session.outputs[event.call_id] = output
             await self.update(sid, tool_finished(event.call_id, event.ok, output))
             if event.tool == "todo_write" and event.ok:
-                await self.update(sid, plan_update(runtime.todos))
+                await self.update(sid, plan_update(session.core.todos))
         elif isinstance(event, Retry):
             await self.update(sid, tool_retried(event, session.outputs.get(event.call_id, redact(event.error))))
         elif isinstance(event, LlmRetry):
@@ -292,28 +302,23 @@ class ForgeAgent:
         elif isinstance(event, Interrupt):
             log.info("turn interrupted: %s", event.reason.summary())
 
-    async def ask(self, session: Session, tool: str, question: str) -> str:
+    async def ask(self, session: AcpSession, tool: str, question: str) -> str:
         """A confirm rule matched: session/request_permission (allow once, allow always, reject).
 
-        "Allow for this conversation" is remembered here, per session, and answered to the
-        runtime as "allow": the runtime's own memory is the workspace's, shared by its sessions.
+        "Allow for this conversation" is answered "always": the session (core) remembers it for its conversation.
         """
-        if question in session.allowed:
-            return "allow"
         if self.conn is None:
             return "deny"
         call = ToolCallUpdate(tool_call_id=session.current_call or "forge-permission", title=redact(question))
         response = await self.conn.request_permission(session_id=session.id, tool_call=call, options=PERMISSION_OPTIONS)
         outcome = response.outcome
         chosen = getattr(outcome, "option_id", None) if getattr(outcome, "outcome", None) == "selected" else None
-        if chosen == ALLOW_ALWAYS:
-            session.allowed.add(question)
-        return "allow" if chosen in (ALLOW_ONCE, ALLOW_ALWAYS) else "deny"
+        return {ALLOW_ONCE: "allow", ALLOW_ALWAYS: "always"}.get(chosen or "", "deny")
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.get(session_id)
-        if session is not None and session.root in self.runtimes:
-            self.runtimes[session.root].cancel()
+        if session is not None:
+            session.runtime.cancel()
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
         return None
@@ -325,8 +330,7 @@ class ForgeAgent:
         return None
 
     def close(self) -> None:
-        for runtime in self.runtimes.values():
-            runtime.close()
+        self.workspaces.close_all()
 
 
 def invalid_params(message: str) -> RequestError:

@@ -35,6 +35,7 @@ from acp.schema import (
     UserMessageChunk,
 )
 
+from forge_lsp.core.session import todo_list
 from forge_lsp.domain.events import Retry, ToolCallStarted
 from forge_lsp.domain.messages import ChatMessage
 from forge_lsp.redact import redact, redact_data
@@ -118,19 +119,6 @@ def plan_entries(todos: list[dict[str, str]]) -> list[PlanEntry]:
     return [plan_entry(t["content"], priority="medium", status=_plan_status(t.get("status", ""))) for t in todos]
 
 
-def stored_todos(args: Any) -> list[dict[str, str]] | None:
-    """The todo list a stored todo_write call set, or None if its arguments are not one."""
-    items = args.get("todos") if isinstance(args, dict) else None
-    if not isinstance(items, list):
-        return None
-    todos = []
-    for item in items:
-        if not isinstance(item, dict) or not isinstance(item.get("content"), str) or not isinstance(item.get("status"), str):
-            return None
-        todos.append({"content": item["content"], "status": item["status"]})
-    return todos
-
-
 # -- session updates ---------------------------------------------------------
 
 Update = UserMessageChunk | AgentMessageChunk | AgentThoughtChunk | ToolCallStart | ToolCallProgress | AgentPlanUpdate
@@ -170,14 +158,11 @@ def tool_retried(event: Retry, output: str) -> ToolCallProgress:
     )
 
 
-def history_updates(history: list[ChatMessage], root: Path) -> tuple[list[Update], list[dict[str, str]] | None]:
-    """A stored conversation as session updates, in order, and the todo list its last todo_write set (None if none).
-
-    Each successful todo_write result is followed by the plan it set.
-    """
+def history_updates(history: list[ChatMessage], root: Path) -> list[Update]:
+    """A stored conversation as session updates, in order; each successful todo_write result is followed
+    by the plan it set (the session's own todo list is the core's: Session.restore_todos)."""
     updates: list[Update] = []
-    todos: list[dict[str, str]] | None = None
-    todo_args: dict[str, Any] = {}
+    todo_args: dict[str, str] = {}
     for message in history:
         if message.role == "user" and message.content:
             updates.append(update_user_message_text(redact(message.content)))
@@ -189,7 +174,7 @@ def history_updates(history: list[ChatMessage], root: Path) -> tuple[list[Update
             for call in message.tool_calls:
                 arguments = call.arguments_json
                 if call.name == "todo_write":
-                    todo_args[call.id] = json_or_text(arguments)
+                    todo_args[call.id] = arguments
                 updates.append(
                     start_tool_call(
                         call.id,
@@ -204,8 +189,7 @@ def history_updates(history: list[ChatMessage], root: Path) -> tuple[list[Update
             failed = "<tool_call_error>" in text
             updates.append(tool_finished(message.tool_call_id, not failed, text))
             if not failed and message.tool_call_id in todo_args:
-                set_todos = stored_todos(todo_args[message.tool_call_id])
-                if set_todos is not None:
-                    todos = set_todos
-                    updates.append(plan_update(set_todos))
-    return updates, todos
+                todos = todo_list(todo_args[message.tool_call_id])
+                if todos is not None:
+                    updates.append(plan_update(todos))
+    return updates

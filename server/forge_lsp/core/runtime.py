@@ -409,27 +409,6 @@ class WorkspaceRuntime:
         self.last_errors = dict(summary.reason.errors) if summary.reason is not None and hasattr(summary.reason, "errors") else {}
         return summary
 
-    # The workspace session's parts under their old names, while acp/ still swaps them (removed once it passes its own session).
-    @property
-    def files(self) -> FileStore:
-        return self.session.files
-
-    @files.setter
-    def files(self, files: FileStore) -> None:
-        self.session.files = files
-
-    @property
-    def ask(self) -> Ask:
-        return self.session.ask
-
-    @ask.setter
-    def ask(self, ask: Ask) -> None:
-        self.session.ask = ask
-
-    @property
-    def todos(self) -> list[dict[str, str]]:
-        return self.session.todos
-
     # -- sessions ------------------------------------------------------------
 
     def conversation_of(self, session: Session) -> str:
