@@ -1,0 +1,85 @@
+"""The core's Session and Workspaces: one conversation's answers and todos; one runtime per root."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from forge_lsp.core.errors import BadPrompt, EmptyPrompt, check_prompt
+from forge_lsp.core.runtime import WorkspaceRuntime
+from forge_lsp.core.session import Session, deny_all
+from forge_lsp.core.workspaces import Workspaces
+from forge_lsp.tools.base import DiskFiles, NobodyToAsk
+
+
+def asking(*answers: str) -> tuple[list[str], Session]:
+    asked: list[str] = []
+    replies = iter(answers)
+
+    async def ask(_tool: str, question: str) -> str:
+        asked.append(question)
+        return next(replies)
+
+    return asked, Session("c1", DiskFiles(), ask)
+
+
+async def test_allow_for_this_conversation_is_remembered_by_its_session_only() -> None:
+    asked, session = asking("always", "allow", "deny")
+    assert await session.confirm("shell", "run git push?")
+    assert await session.confirm("shell", "run git push?")  # not asked again
+    assert await session.confirm("shell", "run rm x?")  # allowed once: asked again next time
+    assert not await session.confirm("shell", "run rm x?")
+    assert asked == ["run git push?", "run rm x?", "run rm x?"]
+    other_asked, other = asking("deny")
+    assert not await other.confirm("shell", "run git push?")
+    assert other_asked == ["run git push?"]
+    session.reset()
+    assert session.allowed == set() and session.todos == []
+
+
+async def test_nobody_to_ask_is_not_a_denial_and_a_broken_client_is() -> None:
+    with pytest.raises(NobodyToAsk):
+        await Session(None, DiskFiles(), deny_all).confirm("shell", "run git push?")
+
+    async def broken(_tool: str, _question: str) -> str:
+        raise ConnectionError("client went away")
+
+    assert not await Session(None, DiskFiles(), broken).confirm("shell", "run git push?")
+
+
+def test_the_prompt_check_says_what_is_wrong() -> None:
+    for bad in ("", "  \n", None, 42):
+        with pytest.raises(EmptyPrompt):
+            check_prompt(bad)
+    with pytest.raises(BadPrompt, match="over the 200000-character limit"):
+        check_prompt("x" * 200_001)
+    assert check_prompt("fix it") == "fix it"
+
+
+def test_workspaces_open_one_runtime_per_root_and_close_them_all(tmp_path: Path) -> None:
+    opened: list[Path] = []
+
+    def open_runtime(root: Path) -> WorkspaceRuntime:
+        opened.append(root)
+        return WorkspaceRuntime(root)
+
+    workspaces = Workspaces(open_runtime)
+    (tmp_path / "a").mkdir()
+    first = workspaces.get(tmp_path / "a")
+    assert workspaces.get(tmp_path / "a" / ".." / "a") is first
+    assert workspaces.find(tmp_path / "b") is None and opened == [(tmp_path / "a").resolve()]
+    assert list(workspaces) == [first] and not workspaces.cancel()
+    first.store.new_conversation()  # opens the state database
+    workspaces.close_all()
+    assert first._store is None
+
+
+def test_the_errors_module_is_cheap_to_import() -> None:
+    # Handlers import it at the top: it must not pull in the runtime (config, state, templates, litellm).
+    import subprocess
+
+    code = "import forge_lsp.core.errors, sys; print(sorted(m for m in sys.modules if m.startswith('forge_lsp')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert eval(out) == ["forge_lsp", "forge_lsp.core", "forge_lsp.core.errors"]
