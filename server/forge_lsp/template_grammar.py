@@ -5,7 +5,7 @@ and pastes path segments, helper names and literals into it unquoted (a
 ``{{[x') or __import__('os')...]}}`` segment runs code). So every tag must
 match a small safe grammar before pybars3 sees it (``check``, with file and
 line), and the tree pybars3 parses is checked again (``_check_tree``) before
-code is generated from it (forge_lsp.templates).
+code is generated from it (forge_lsp.template_cache).
 """
 
 from __future__ import annotations
