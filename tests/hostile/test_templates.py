@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from forge_lsp import templates
+from forge_lsp import template_cache, templates
 from forge_lsp.domain.template_names import RETRY_MESSAGE, SYSTEM_PROMPT
 from forge_lsp.templates import TemplateEngine, TemplateError, cache_dir
 
@@ -132,7 +132,7 @@ def test_pybars_tree_is_checked_even_if_the_tag_scanner_missed_it(tmp_path: Path
     canary = tmp_path / "pwned"
     known = frozenset({"forge-partial-system-info.md"})
     try:
-        fn = templates._build(ATTACKS[attack](canary), known)
+        fn = template_cache._build(ATTACKS[attack](canary), known)
     except TemplateError:
         pass
     else:
@@ -165,8 +165,8 @@ def poison(path: Path, source: str, canary: Path, *, header: bool) -> None:
     """A cache file at source's key whose code leaves the canary; with header=True it even carries our header."""
     body = f"# render: render\n{code(canary)}\ndef render(*args, **kwargs):\n    return 'poisoned'\n"
     if header:
-        key = templates._cache_key(source, KNOWN)
-        body = f"{templates._CACHE_MAGIC} {key} {hashlib.sha256(body.encode()).hexdigest()}\n{body}"
+        key = template_cache._cache_key(source, KNOWN)
+        body = f"{template_cache._CACHE_MAGIC} {key} {hashlib.sha256(body.encode()).hexdigest()}\n{body}"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(body)
 
@@ -177,7 +177,7 @@ KNOWN = frozenset({"t.md"})
 
 def cache_file(nonce: str) -> tuple[str, Path]:
     source = SOURCE.replace("NONCE", nonce)
-    return source, cache_dir() / f"t{templates._cache_key(source, KNOWN)[:40]}.py"
+    return source, cache_dir() / f"t{template_cache._cache_key(source, KNOWN)[:40]}.py"
 
 
 def builtin_with(tmp_path: Path, source: str) -> Path:
@@ -197,7 +197,7 @@ def test_cache_file_not_written_by_us_is_not_executed(
     engine = TemplateEngine(builtin=builtin_with(tmp_path, source))
     assert engine.render("t.md", CONTEXT) == "cache test 1 of 3 a1"
     assert not canary.exists() and not hasattr(builtins, GLOBAL)
-    assert path.read_text().startswith(templates._CACHE_MAGIC)  # replaced by our own
+    assert path.read_text().startswith(template_cache._CACHE_MAGIC)  # replaced by our own
     record_reliability(
         "attack: poisoned template cache file",
         "a cache file of generated code not written by forge-lsp, at the key of a real template",
@@ -271,13 +271,13 @@ def test_one_compile_per_template_under_concurrent_renders(tmp_path: Path, monke
     (tmp_path / "b").mkdir()
     (tmp_path / "b" / "t.md").write_text("once {{attempts_left}} " + os.urandom(8).hex())
     calls: list[str] = []
-    real = templates._generate
+    real = template_cache._generate
 
     def counting(source: str, known: frozenset[str]) -> tuple[str, str]:
         calls.append(source)
         return real(source, known)
 
-    monkeypatch.setattr(templates, "_generate", counting)
+    monkeypatch.setattr(template_cache, "_generate", counting)
     engine = TemplateEngine(builtin=tmp_path / "b")
     barrier = threading.Barrier(8)
     outs: list[str] = []
