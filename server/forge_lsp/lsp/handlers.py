@@ -26,10 +26,10 @@ from forge_lsp.lsp.config_report import (
     unwrap_settings,
     watch_files,
 )
+from forge_lsp.lsp.folders import runtime_for
 from forge_lsp.lsp.language_server import ForgeLanguageServer
 from forge_lsp.lsp.protocol import request_id
 from forge_lsp.lsp.selection import with_selection
-from forge_lsp.lsp.workspaces import runtime_for
 from forge_lsp.redact import redact_data
 
 if TYPE_CHECKING:

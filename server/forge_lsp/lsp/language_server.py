@@ -47,7 +47,7 @@ class ForgeLanguageServer(LanguageServer):
     """Holds one WorkspaceRuntime per workspace folder and the diagnostics of their turns."""
 
     def __init__(self, open_runtime: Callable[[ForgeLanguageServer, Path], WorkspaceRuntime]) -> None:
-        """open_runtime: makes a workspace folder's runtime, wired to this server (lsp/workspaces.py)."""
+        """open_runtime: makes a workspace folder's runtime, wired to this server (lsp/folders.py)."""
         super().__init__("forge-lsp", __version__, protocol_cls=ForgeProtocol)
         self.workspaces = Workspaces(lambda root: open_runtime(self, root))
         self.diagnostics = DiagnosticStore(self._publish)

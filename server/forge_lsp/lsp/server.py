@@ -5,8 +5,8 @@ from __future__ import annotations
 from lsprotocol import types as t
 
 from forge_lsp.lsp import handlers
+from forge_lsp.lsp.folders import open_runtime
 from forge_lsp.lsp.language_server import ForgeLanguageServer
-from forge_lsp.lsp.workspaces import open_runtime
 
 COMMANDS = (
     "forge.run",
