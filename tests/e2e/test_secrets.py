@@ -104,3 +104,21 @@ def test_echoed_secrets_are_redacted_on_the_cli(workspace: Path) -> None:
     assert_clean("stderr", p.stderr)
     for name, data in written(workspace).items():
         assert_clean(name, data)
+
+
+@pytest.mark.settings({"settings": {"tools": {"shell": {"confirm": ["curl *"]}}}})
+async def test_a_secret_in_a_command_line_reaches_no_progress_report_or_question(client: LanguageClient, ws: Path) -> None:
+    # The prompt (the progress title), the command (progress "shell: ...") and the confirm question all
+    # carry a key: the editor is sent none of them raw (issue 22 item 12).
+    write_script(ws, shell(f"curl -H 'Authorization: token {GITHUB}' https://api.github.invalid"), {"text": "asked"})
+    client.answers.answer = "Deny"  # type: ignore[attr-defined]
+    result = await client.workspace_execute_command_async(
+        t.ExecuteCommandParams(command="forge.run", arguments=[{"prompt": f"use my token {GITHUB} to call the API"}])
+    )
+    assert result["status"] == "completed", result
+    (question,) = client.answers.requests  # type: ignore[attr-defined]
+    assert "curl -H" in question.message and "[REDACTED]" in question.message
+    assert_clean("the Allow/Deny question", question.message)
+    progress = repr(client.progress_reports)
+    assert "shell: curl" in progress and "use my token [REDACTED]" in progress
+    assert_clean("$/progress", progress)

@@ -18,7 +18,6 @@ from forge_lsp.core.workspaces import Workspaces
 from forge_lsp.lsp.coalesce import TextCoalescer
 from forge_lsp.lsp.diagnostics import DiagnosticStore
 from forge_lsp.lsp.protocol import ForgeProtocol
-from forge_lsp.redact import redact
 from forge_lsp.render import EventLines
 
 if TYPE_CHECKING:
@@ -73,8 +72,7 @@ class ForgeLanguageServer(LanguageServer):
     # -- plumbing -------------------------------------------------------
 
     def _publish(self, uri: str, diagnostics: list[t.Diagnostic]) -> None:
-        for diagnostic in diagnostics:  # a failed call's error text may echo a secret
-            diagnostic.message = redact(diagnostic.message)
+        # A failed call's error text may echo a secret: the protocol redacts what it publishes.
         self.text_document_publish_diagnostics(t.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
@@ -91,8 +89,8 @@ class ForgeLanguageServer(LanguageServer):
         return task
 
     def log(self, message: str, kind: t.MessageType = t.MessageType.Log) -> None:
-        """window/logMessage, secrets redacted."""
-        self.window_log_message(t.LogMessageParams(type=kind, message=redact(message)))
+        """window/logMessage (secrets redacted by the protocol, as everything shown)."""
+        self.window_log_message(t.LogMessageParams(type=kind, message=message))
 
     def show_notice(self, message: str) -> None:
         """A state problem the user should know about (a state file moved aside): logged and shown."""

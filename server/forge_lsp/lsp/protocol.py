@@ -5,6 +5,10 @@ executeCommand request does not reach it, and the handler never sees the
 params' workDoneToken. Both are needed: the token to report progress on the
 client's own progress, the cancel to stop the turn.
 
+Everything it sends the client to show a person (messages, questions, progress, diagnostics,
+forge/event) is redacted here, in one place: a command line or a prompt may hold a key.
+Edits (workspace/applyEdit) are not: they are the file's own text.
+
 It also takes workspace/configuration answers as they come: pygls structures
 them as a list, and an answer it cannot structure (a bare null, which some
 clients send) is dropped in the reader, so the request would never complete.
@@ -14,11 +18,42 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Callable, Generator
+from concurrent.futures import Future
 from typing import Any
 
+import attrs
 from lsprotocol import types as t
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
+
+from forge_lsp.redact import redact
+
+SHOWN = frozenset(
+    {
+        t.WINDOW_SHOW_MESSAGE,
+        t.WINDOW_SHOW_MESSAGE_REQUEST,
+        t.WINDOW_LOG_MESSAGE,
+        t.PROGRESS,
+        t.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+        "forge/event",
+    }
+)
+"""What the server sends to be shown to a person: every string in it is redacted."""
+
+
+def redacted(value: Any) -> Any:
+    """A message's params with every string redacted (lsprotocol's attrs classes, lists, dicts)."""
+    if isinstance(value, str):
+        return redact(value)
+    if attrs.has(type(value)):
+        changes = {f.alias: redacted(getattr(value, f.name)) for f in attrs.fields(type(value)) if f.init}
+        return attrs.evolve(value, **changes)
+    if isinstance(value, list | tuple):
+        return type(value)(redacted(v) for v in value)
+    if isinstance(value, dict):
+        return {k: redacted(v) for k, v in value.items()}
+    return value
+
 
 work_done_token: contextvars.ContextVar[str | int | None] = contextvars.ContextVar("work_done_token", default=None)
 request_id: contextvars.ContextVar[str | int | None] = contextvars.ContextVar("request_id", default=None)
@@ -30,6 +65,14 @@ class ForgeProtocol(LanguageServerProtocol):
     on_cancel_request: Callable[[str | int], None] | None = None
     exit_code: int | None = None
     """Set by the exit notification: 0 after a shutdown request, 1 without one (the LSP spec)."""
+
+    def notify(self, method: str, params: Any | None = None) -> None:
+        super().notify(method, redacted(params) if method in SHOWN else params)
+
+    def send_request(
+        self, method: str, params: Any | None = None, callback: Callable[[Any], None] | None = None, msg_id: Any = None
+    ) -> Future[Any]:
+        return super().send_request(method, redacted(params) if method in SHOWN else params, callback, msg_id)
 
     @lsp_method(t.EXIT)
     def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:

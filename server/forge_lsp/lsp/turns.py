@@ -20,7 +20,6 @@ from forge_lsp.domain.events import (
 from forge_lsp.lsp import convert
 from forge_lsp.lsp.language_server import ForgeLanguageServer
 from forge_lsp.lsp.protocol import work_done_token
-from forge_lsp.redact import redact, redact_data
 from forge_lsp.render import EventLines
 
 if TYPE_CHECKING:
@@ -100,7 +99,7 @@ async def run_turn(
 def on_event(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, event: Event, token: str | int | None) -> None:
     """One turn event -> forge/event, logMessage, progress, diagnostics, showMessage."""
     # Tool output and model text may echo a secret (from the environment, or key-shaped): not to the client.
-    payload = redact_data(event.to_dict())
+    payload = event.to_dict()  # redacted as it is sent (forge/event, logMessage): ForgeProtocol
     ls.events(payload)
     log_event(ls, payload)
     transcript = runtime.transcript
@@ -124,7 +123,7 @@ def on_event(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, event: Event, t
     elif isinstance(event, ContextWarning):
         ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=f"Forge: {event.message()}"))
     elif isinstance(event, TurnFinished) and event.summary is not None and event.summary.error:
-        ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Error, message=redact(f"Forge: {event.summary.error}")))
+        ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Error, message=f"Forge: {event.summary.error}"))
 
 
 def log_event(ls: ForgeLanguageServer, payload: dict[str, Any]) -> None:
