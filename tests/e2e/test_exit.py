@@ -67,3 +67,49 @@ def test_tcp_exit_code_and_no_traceback(ws: Path, shutdown: bool, code: int) -> 
         if server.poll() is None:
             server.kill()
             server.wait()
+
+
+def test_a_refused_request_is_one_line_on_stderr_not_a_traceback() -> None:
+    # A folder that is not file:// (VS Code's virtual workspaces) and a command refused for it: the client
+    # gets InvalidParams; stderr gets one line each, no traceback, and no "Error in server" popup (issue 22 item 13).
+    init = {"processId": None, "rootUri": None, "capabilities": {}}
+    init["workspaceFolders"] = [{"uri": "vscode-vfs://github/owner/repo", "name": "repo"}]
+    status = {"command": "forge.status", "arguments": [{}]}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "forge_lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(frame({"id": 1, "method": "initialize", "params": init}) + frame({"method": "initialized", "params": {}}))
+    proc.stdin.write(frame({"id": 2, "method": "workspace/executeCommand", "params": status}))
+    proc.stdin.flush()
+    seen: list[dict[str, Any]] = []
+    while not any(m.get("id") == 2 for m in seen):  # the answer to forge.status, before shutting down
+        length = int(proc.stdout.readline().split(b":")[1])
+        while proc.stdout.readline().strip():
+            pass
+        seen.append(json.loads(proc.stdout.read(length)))
+    stdout_rest, stderr = proc.communicate(frame({"id": 3, "method": "shutdown"}) + frame({"method": "exit"}), timeout=30)
+    assert proc.returncode == 0, stderr.decode()
+    (answer,) = [m for m in seen if m.get("id") == 2]
+    assert answer["error"]["code"] == -32602
+    assert answer["error"]["message"] == "only file:// URIs are supported, got 'vscode-vfs://github/owner/repo'"
+    shown = [m for m in seen if m.get("method") == "window/showMessage"]
+    assert not shown, shown  # no "Error in server" popup for it
+    logged = [m["params"]["message"] for m in seen if m.get("method") == "window/logMessage"]
+    assert any(line.startswith("cannot open the workspace: only file:// URIs") for line in logged), logged
+    text = stderr.decode()
+    assert "Traceback" not in text, text
+    assert len([line for line in text.splitlines() if "vscode-vfs" in line]) == 1, text
+
+
+def test_shutdown_while_a_request_is_pending_exits_cleanly(ws: Path) -> None:
+    # The editor quits while a command is still being answered: the pending request is cancelled and
+    # the server exits 0 (pygls's shutdown raised "dictionary changed size during iteration": exit 1).
+    init = {"processId": None, "rootUri": ws.as_uri(), "capabilities": {}}
+    out = frame({"id": 1, "method": "initialize", "params": init}) + frame({"method": "initialized", "params": {}})
+    out += frame({"id": 2, "method": "workspace/executeCommand", "params": {"command": "forge.status", "arguments": [{}]}})
+    out += frame({"id": 3, "method": "shutdown"}) + frame({"method": "exit"})
+    p = subprocess.run([sys.executable, "-m", "forge_lsp"], input=out, capture_output=True, timeout=30, env=ENV)
+    assert p.returncode == 0, p.stderr.decode()
+    assert b"Traceback" not in p.stderr
+    assert b'"id": 3, "jsonrpc": "2.0", "result": null' in p.stdout

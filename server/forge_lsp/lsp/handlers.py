@@ -68,7 +68,12 @@ async def initialized(ls: ForgeLanguageServer, params: t.InitializedParams) -> N
     finally:
         ls.configured.set()
     await watch_files(ls)
-    for root in ls.roots():
+    try:
+        roots = ls.roots()
+    except JsonRpcException as exc:  # a folder forge-lsp cannot open (not file://): each request says so too
+        ls.log(f"cannot open the workspace: {exc}", t.MessageType.Error)
+        roots = []
+    for root in roots:
         try:
             runtime_for(ls, root.as_uri())
         except Exception as exc:

@@ -17,12 +17,14 @@ clients send) is dropped in the reader, so the request would never complete.
 from __future__ import annotations
 
 import contextvars
+import logging
 from collections.abc import Callable, Generator
 from concurrent.futures import Future
 from typing import Any
 
 import attrs
 from lsprotocol import types as t
+from pygls.exceptions import JsonRpcException
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
@@ -55,6 +57,8 @@ def redacted(value: Any) -> Any:
     return value
 
 
+log = logging.getLogger(__name__)
+
 work_done_token: contextvars.ContextVar[str | int | None] = contextvars.ContextVar("work_done_token", default=None)
 request_id: contextvars.ContextVar[str | int | None] = contextvars.ContextVar("request_id", default=None)
 
@@ -74,6 +78,17 @@ class ForgeProtocol(LanguageServerProtocol):
     ) -> Future[Any]:
         return super().send_request(method, redacted(params) if method in SHOWN else params, callback, msg_id)
 
+    def _send_handler_result(self, future: Future[Any], *, msg_id: Any) -> None:
+        # A request refused on purpose (bad params, a turn running, a folder that is not file://) is
+        # the client's answer and one log line; pygls would log a traceback for it. Bugs keep theirs.
+        error = None if future.cancelled() else future.exception()
+        if not isinstance(error, JsonRpcException):
+            super()._send_handler_result(future, msg_id=msg_id)
+            return
+        self._request_futures.pop(msg_id, None)
+        log.warning("request %s refused: %s", msg_id, error)
+        self._send_response(msg_id, error=error.to_response_error())
+
     @lsp_method(t.EXIT)
     def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
         self.exit_code = 0 if self._shutdown else 1
@@ -89,6 +104,20 @@ class ForgeProtocol(LanguageServerProtocol):
         if self.writer is not None:
             self.writer.close()
         server.shutdown()
+        return None
+
+    @lsp_method(t.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
+        # pygls's own cancels the pending requests while iterating the dict their callbacks remove
+        # them from ("dictionary changed size during iteration": shutdown failed, exit 1, a traceback,
+        # whenever the editor quit during a request). The same, over a copy.
+        if (user_handler := self.fm.features.get(t.SHUTDOWN)) is not None:
+            yield user_handler, args, None
+        current_id = self.msg_id
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current_id and not future.done():
+                future.cancel()
+        self._shutdown = True
         return None
 
     @lsp_method(t.WORKSPACE_EXECUTE_COMMAND)
