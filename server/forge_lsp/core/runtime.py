@@ -1,7 +1,8 @@
-"""One workspace's agent: config, templates, state and tools wired to the orchestrator.
+"""One workspace's agent, the façade every frontend drives: config, trust, templates, state and
+tools wired to the orchestrator, one turn at a time, for any of the workspace's sessions.
 
-The CLI and the language server both drive turns through this; neither
-constructs an orchestrator itself.
+The language server, the ACP agent and the CLI all run turns through this (run(..., session=));
+none constructs an orchestrator or touches the state store itself.
 """
 
 from __future__ import annotations
