@@ -162,8 +162,8 @@ async def test_reasoning_is_streamed_logged_and_in_the_transcript(client: Langua
     assert "".join(e.text for e in events(client, "reasoning")) == "The user wants a.txt, so I read it.It holds hello."
     assert kinds.index("assistantText") > kinds.index("reasoning") and kinds[-1] == "assistantText"
     transcript = (ws / ".forge" / "transcripts" / f"{result['turnId']}.md").read_text()
-    assert transcript.index("## Reasoning\nThe user wants a.txt, so I read it.") < transcript.index("## Assistant\nReading.")
-    assert transcript.index("### Tool call: read: a.txt") < transcript.index("## Reasoning\nIt holds hello.")
+    assert transcript.index("## Reasoning\n\nThe user wants a.txt, so I read it.") < transcript.index("## Assistant\n\nReading.")
+    assert transcript.index("### Tool call: read: a.txt") < transcript.index("## Reasoning\n\nIt holds hello.")
     await until(lambda: any(m.message.startswith("■ turn completed") for m in client.log_messages))
     lines = [m.message for m in client.log_messages]
     first = lines.index("  thinking: The user wants a.txt, so I read it.")

@@ -89,3 +89,27 @@ def test_transcript_interrupt_uses_the_readable_map(workspace: Path) -> None:
     writer.close()
     text = writer.path.read_text()
     assert "{limit: 3, errors: {patch: 3}}" in text and "'patch'" not in text
+
+
+def test_transcript_is_markdown_with_a_blank_line_around_each_heading(workspace: Path) -> None:
+    # Issue 24 item 25: headings ran into the line above ("> Retry notice ...\n## Assistant"), which
+    # Markdown renders as one paragraph. The tool-call line the diagnostics point at stays its heading.
+    from forge_lsp.domain.events import AssistantText, Retry, ToolCallFinished, ToolCallStarted, TurnStarted
+
+    writer = TranscriptWriter(workspace, "t1")
+    writer.handle(TurnStarted("t1", "c1", "fix it", "scripted/x"))
+    writer.handle(AssistantText("t1", "Let me look."))
+    writer.handle(ToolCallStarted("t1", "shell", "call1", '{"command": "false"}', "shell: false"))
+    writer.handle(ToolCallFinished("t1", "shell", "call1", False, "exit 1"))
+    writer.handle(Retry("t1", "shell", "call1", 2, 3, "notice", "exit 1"))
+    writer.handle(AssistantText("t1", "Again."))
+    writer.handle(Interrupt("t1", MaxToolFailurePerTurnLimitReached(3, {"shell": 3})))
+    writer.close()
+    lines = writer.path.read_text().splitlines()
+    headings = [i for i, line in enumerate(lines) if line.startswith("#")]
+    assert len(headings) == 6  # turn, prompt, assistant, tool call, assistant, interrupted
+    for i in headings:
+        assert i == 0 or lines[i - 1] == "", lines[i - 1 : i + 1]
+        assert lines[i + 1] == "", lines[i : i + 2]
+    assert lines[writer.call_lines["call1"]].startswith("### Tool call: shell: false")
+    assert writer.interrupt_line is not None and lines[writer.interrupt_line].startswith("## Interrupted")

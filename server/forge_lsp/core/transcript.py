@@ -73,6 +73,8 @@ class TranscriptWriter:
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         self._fh: IO[str] | None = open(fd, "w", encoding="utf-8")  # noqa: SIM115 - closed on turnFinished
         self._lines = 0
+        self._tail = "\n\n"
+        """The last two characters written: an entry starts after a blank line (Markdown wants one before a heading)."""
         self._section: str | None = None
         """The streamed section being written ("Assistant" or "Reasoning"), if any."""
         self._secrets = secret_values()
@@ -91,7 +93,14 @@ class TranscriptWriter:
         self._fh.write(text)
         self._fh.flush()
         self._lines += text.count("\n")
+        self._tail = (self._tail + text)[-2:]
         return start
+
+    def _entry(self, text: str) -> int:
+        """Write an entry of its own, after a blank line; returns the line where it starts."""
+        if self._tail != "\n\n":
+            self._write("\n")
+        return self._write(text)
 
     def handle(self, event: Event) -> None:
         """Add one event to the transcript."""
@@ -101,17 +110,18 @@ class TranscriptWriter:
             section = "Assistant" if isinstance(event, AssistantText) else "Reasoning"
             if self._section != section:
                 self._end_section()
-                self._write(f"## {section}\n")
+                self._entry(f"## {section}\n\n")
                 self._section = section
             piece = redact(event.text, self._secrets)
             self._fh.write(piece)
             self._fh.flush()
             self._lines += piece.count("\n")
+            self._tail = (self._tail + piece)[-2:]
             return
         self._end_section()
         if isinstance(event, TurnStarted):
             stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime())
-            self._write(
+            self._entry(
                 f"# Forge turn {event.turn_id}\n\n- conversation: {event.conversation_id}\n- model: {event.model}\n"
                 f"- started: {stamp}\n\n## Prompt\n\n{event.prompt}\n"
             )
@@ -120,32 +130,32 @@ class TranscriptWriter:
                 args = json.dumps(json.loads(event.arguments), indent=2, ensure_ascii=False)
             except ValueError:
                 args = event.arguments
-            line = self._write(f"### Tool call: {event.title or event.tool} ({event.call_id})\n\n" + _fence(args, "json"))
+            line = self._entry(f"### Tool call: {event.title or event.tool} ({event.call_id})\n\n" + _fence(args, "json"))
             self.call_lines[event.call_id] = line
         elif isinstance(event, ToolCallFinished):
             output = event.output if len(event.output) <= MAX_OUTPUT_CHARS else event.output[:MAX_OUTPUT_CHARS] + "\n... [cut]"
-            self._write(f"**{'Result' if event.ok else 'Failed'}:**\n\n" + _fence(output))
+            self._entry(f"**{'Result' if event.ok else 'Failed'}:**\n\n" + _fence(output))
         elif isinstance(event, Retry):
             after = " (the turn stops here)" if event.ends_turn else ""
-            self._write(f"> Retry notice for {event.tool}: attempts remaining {event.attempts_left} of {event.limit}{after}\n")
+            self._entry(f"> Retry notice for {event.tool}: attempts remaining {event.attempts_left} of {event.limit}{after}\n")
         elif isinstance(event, LlmRetry):
-            self._write(f"> Model request failed ({event.cause}); retry {event.attempt} in {event.delay_ms} ms\n")
+            self._entry(f"> Model request failed ({event.cause}); retry {event.attempt} in {event.delay_ms} ms\n")
         elif isinstance(event, ContextWarning):
-            self._write(f"> Context: {event.message()}\n")
+            self._entry(f"> Context: {event.message()}\n")
         elif isinstance(event, Compacted):
-            self._write(
+            self._entry(
                 f"## Compacted\n\n{event.messages} earlier messages are sent as one summary from here on "
                 f"({event.before_tokens} -> {event.after_tokens} tokens); the state database keeps them all.\n"
             )
         elif isinstance(event, Interrupt):
-            self.interrupt_line = self._write(
+            self.interrupt_line = self._entry(
                 f"## Interrupted: {event.reason.kind}\n\n{event.reason.describe()}\n\n`{event.reason.summary()}`\n"
             )
         elif isinstance(event, TurnFinished):
             summary = event.summary
             if summary is not None:
                 extra = f"\n\n{summary.error}" if summary.error else ""
-                self._write(
+                self._entry(
                     f"## Turn {summary.status.value}\n\nrequests: {summary.requests}, tool calls: {summary.tool_calls}, "
                     f"failures: {summary.failures}{extra}\n\nusage: {format_usage(summary.usage.to_dict())}\n"
                 )
