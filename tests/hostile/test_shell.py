@@ -312,3 +312,40 @@ async def test_sandboxed_command_cannot_plant_a_git_hook(workspace: Path, record
         ".git/hooks/pre-commit, .git/config",
         "read-only in the sandbox",
     )
+
+
+# --- trust, round two (issue 22) ----------------------------------------------------------------
+
+SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+@pytest.mark.usefixtures("bwrap_works")
+async def test_sandboxed_command_has_no_capabilities_even_as_root(
+    workspace: Path, tmp_path: Path, record_reliability: Record
+) -> None:
+    # The workspace is the home folder: ~/.ssh lies in it, under the tmpfs that hides it.
+    (workspace / ".ssh").mkdir()
+    (workspace / ".ssh" / "id_ed25519").write_text("PRIVATE KEY\n")
+    outside = tmp_path / "outside.txt"
+    env = {"PATH": SANDBOX_PATH, "HOME": str(workspace)}
+    r = await shell(
+        workspace,
+        trusted=False,
+        server_env=env,
+        command=(
+            "grep -E '^(CapPrm|CapEff|CapBnd|NoNewPrivs):' /proc/self/status; "
+            "umount ~/.ssh && cat ~/.ssh/id_ed25519; "
+            f"mount -o remount,rw / && umount -l /tmp && touch {outside}; echo done"
+        ),
+    )
+    assert "done" in r.output, r.output
+    for cap in ("CapPrm", "CapEff", "CapBnd"):
+        assert re.search(rf"{cap}:\s+0+\n", r.output), f"{cap} is not empty:\n{r.output}"
+    assert re.search(r"NoNewPrivs:\s+1\n", r.output), r.output
+    assert "PRIVATE KEY" not in r.output
+    assert not outside.exists()
+    record_reliability(
+        "attack: sandboxed command undoing its mounts (the server runs as root)",
+        "umount the tmpfs over ~/.ssh, mount -o remount,rw /, umount -l /tmp, write beside the workspace",
+        "all refused: no capabilities (CapEff 0), no_new_privs",
+    )
