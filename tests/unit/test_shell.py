@@ -283,6 +283,8 @@ def test_bwrap_argv_shape(tmp_path: Path) -> None:
     for part in [
         "--die-with-parent",
         "--new-session",
+        "--unshare-user",
+        "--cap-drop ALL",
         "--unshare-pid",
         "--unshare-net",
         "--ro-bind / /",

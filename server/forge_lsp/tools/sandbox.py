@@ -1,6 +1,8 @@
 """The shell sandbox: each command under bubblewrap (bwrap), as Claude Code's Linux sandbox does.
 
-Inside: the file system read-only except the workspace and a private /tmp;
+Inside: no capabilities (even when the server runs as root: a user namespace
+of its own, every capability dropped, no_new_privs), so no mount can be undone;
+the file system read-only except the workspace and a private /tmp;
 a minimal /dev, a /proc of its own pid namespace; credential stores in the
 home folder, agent and container sockets hidden; no network unless
 [tools.shell] network = true; secret environment variables removed; a new
@@ -133,6 +135,13 @@ def bwrap_argv(
         bwrap,
         "--die-with-parent",  # the server dies: so does the command
         "--new-session",  # no controlling terminal: TIOCSTI cannot type into the user's one
+        # A user namespace of its own and no capabilities at all, whatever the server's uid: bwrap
+        # keeps every capability for a root caller otherwise, and root inside could umount the
+        # tmpfs over ~/.ssh or remount / read-write. bwrap sets no_new_privs too, so no setuid
+        # program gives them back.
+        "--unshare-user",
+        "--cap-drop",
+        "ALL",
         "--unshare-pid",  # its own pid namespace: everything it started dies with it
         "--unshare-ipc",
         "--unshare-uts",
