@@ -12,6 +12,7 @@ import asyncio
 import json
 import re
 import socket
+import subprocess
 import threading
 import time
 import tomllib
@@ -348,4 +349,78 @@ async def test_sandboxed_command_has_no_capabilities_even_as_root(
         "attack: sandboxed command undoing its mounts (the server runs as root)",
         "umount the tmpfs over ~/.ssh, mount -o remount,rw /, umount -l /tmp, write beside the workspace",
         "all refused: no capabilities (CapEff 0), no_new_privs",
+    )
+
+
+def git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """git as the user runs it later, outside the sandbox (no user or system config of the machine)."""
+    env = {"PATH": SANDBOX_PATH, "HOME": str(cwd), "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+    return subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False
+    )
+
+
+def git_repo(root: Path) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    assert git(root, "init", "-q").returncode == 0
+    (root / "a.txt").write_text("a\n")
+    assert git(root, "add", "a.txt").returncode == 0
+    assert git(root, "commit", "-qm", "first").returncode == 0
+
+
+SANDBOX_GIT = "git -c user.name=m -c user.email=m@m"
+
+
+@pytest.mark.usefixtures("bwrap_works")
+async def test_sandboxed_command_cannot_replace_dot_git(workspace: Path, tmp_path: Path, record_reliability: Record) -> None:
+    git_repo(workspace)
+    marker = tmp_path / "pwned"
+    hook = f"printf '#!/bin/sh\\ntouch {marker}\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit"
+    env = {"PATH": SANDBOX_PATH, "HOME": str(tmp_path / "home")}
+    r = await shell(
+        workspace, trusted=False, server_env=env, command=f"mv .git .git-aside && cp -a .git-aside .git && {hook}; echo done"
+    )
+    assert "done" in r.output
+    git(workspace, "commit", "-q", "--allow-empty", "-m", "the user's next commit")
+    assert not marker.exists(), r.output
+    assert not (workspace / ".git-aside").exists()
+    # What git itself does inside the sandbox still works: objects, index and refs are writable.
+    r = await shell(
+        workspace,
+        trusted=False,
+        server_env=env,
+        command=f"echo b > b.txt && git add b.txt && {SANDBOX_GIT} commit -qm second && git checkout -q -b topic && git log --oneline",
+    )
+    assert not r.is_error and "second" in r.output, r.output
+    assert git(workspace, "log", "--format=%s", "topic").stdout.split() == ["second", "the", "user's", "next", "commit", "first"]
+    record_reliability(
+        "attack: sandboxed command moving .git aside and copying it back writable",
+        "mv .git .git-aside; cp -a .git-aside .git; plant .git/hooks/pre-commit; the user commits",
+        "mv refused (.git is a mount point); hook not run; git add/commit/checkout inside still work",
+    )
+
+
+@pytest.mark.usefixtures("bwrap_works")
+async def test_sandboxed_command_cannot_repoint_a_worktrees_dot_git_file(tmp_path: Path, record_reliability: Record) -> None:
+    main = tmp_path / "main"
+    git_repo(main)
+    workspace = tmp_path / "wt"
+    assert git(main, "worktree", "add", "-q", str(workspace)).returncode == 0
+    assert (workspace / ".git").is_file()
+    marker = tmp_path / "pwned"
+    evil = (
+        "mkdir -p evil/objects evil/refs/heads && echo 'ref: refs/heads/main' > evil/HEAD && "
+        f"printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = \"touch {marker}; false\"\\n' > evil/config"
+    )
+    env = {"PATH": SANDBOX_PATH, "HOME": str(tmp_path / "home")}
+    command = f'{evil}; echo "gitdir: $PWD/evil" > .git || {{ rm -f .git; echo "gitdir: $PWD/evil" > .git; }}; echo done'
+    r = await shell(workspace, trusted=False, server_env=env, command=command)
+    assert "done" in r.output
+    git(workspace, "status")
+    assert not marker.exists(), r.output
+    assert (workspace / ".git").read_text().startswith(f"gitdir: {main / '.git' / 'worktrees'}")
+    record_reliability(
+        "attack: sandboxed command repointing a worktree's .git file",
+        ".git rewritten (or removed and written) to name a gitdir with core.fsmonitor; the user runs git status",
+        "refused (.git read-only, a mount point); fsmonitor not run",
     )
