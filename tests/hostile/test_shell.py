@@ -424,3 +424,28 @@ async def test_sandboxed_command_cannot_repoint_a_worktrees_dot_git_file(tmp_pat
         ".git rewritten (or removed and written) to name a gitdir with core.fsmonitor; the user runs git status",
         "refused (.git read-only, a mount point); fsmonitor not run",
     )
+
+
+@pytest.mark.usefixtures("bwrap_works")
+async def test_sandboxed_command_cannot_plant_a_commondir(workspace: Path, tmp_path: Path, record_reliability: Record) -> None:
+    # .git/commondir did not exist, so nothing could be mounted over it: git reads the config of
+    # the folder it names, in any repository.
+    git_repo(workspace)
+    marker = tmp_path / "pwned"
+    command = (
+        "mkdir .git/evil && cp -r .git/objects .git/refs .git/HEAD .git/evil/ && "
+        f"printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = \"touch {marker}; false\"\\n' > .git/evil/config && "
+        "echo evil > .git/commondir; echo done"
+    )
+    env = {"PATH": SANDBOX_PATH, "HOME": str(tmp_path / "home")}
+    r = await shell(workspace, trusted=False, server_env=env, command=command)
+    git(workspace, "status")
+    assert not marker.exists(), r.output
+    assert not (workspace / ".git" / "commondir").exists()
+    assert r.is_error and ".git/commondir" in r.output and "removed" in r.output, r.output
+    assert git(workspace, "log", "--format=%s").stdout.split() == ["first"]
+    record_reliability(
+        "attack: sandboxed command planting .git/commondir",
+        ".git/commondir naming a folder whose config has core.fsmonitor; the user runs git status",
+        "removed when the command ends, the call fails saying so; fsmonitor not run",
+    )
