@@ -79,8 +79,12 @@ HOME_SECRETS = (
 SOCKETS = ("/run/docker.sock", "/var/run/docker.sock", "/run/containerd/containerd.sock", "/run/podman/podman.sock")
 """Sockets that hand out root or the user's session; hidden."""
 
-WORKSPACE_READ_ONLY = (".git/hooks", ".git/config")
-"""Inside the workspace, kept read-only: git would run what they name later, outside the sandbox."""
+GIT_EXECUTES = ("config", "config.worktree", "hooks", "commondir")
+"""In a git directory, kept read-only: git runs what they name later, outside the sandbox (config and
+config.worktree name programs, hooks are programs, commondir names the folder whose config is read)."""
+
+MAX_GIT_DIRS = 200
+"""Git directories protected inside .git (submodules' .git/modules/*, linked worktrees' .git/worktrees/*)."""
 
 HOME_STARTUP = (
     ".bashrc",
@@ -168,7 +172,8 @@ def bwrap_argv(
             continue
         # A folder becomes an empty tmpfs; a file or socket becomes /dev/null.
         out += ["--tmpfs", str(path)] if path.is_dir() else ["--ro-bind", "/dev/null", str(path)]
-    protected = [ws / rel for rel in WORKSPACE_READ_ONLY]
+    out += _git_mounts(ws)
+    protected: list[Path] = []
     if home and Path(home).is_absolute() and _contains(ws, Path(home).resolve()):
         protected += [Path(home).resolve() / rel for rel in HOME_STARTUP]
     for path in protected:
@@ -176,6 +181,73 @@ def bwrap_argv(
             out += ["--ro-bind", str(path), str(path)]
     out += ["--chdir", str(cwd.resolve()), "--", *argv]
     return out
+
+
+def git_dirs(ws: Path) -> list[Path]:
+    """The workspace's .git folder and the git directories inside it (submodules', linked worktrees')."""
+    top = ws / ".git"
+    if top.is_symlink() or not top.is_dir():
+        return []
+    found = [top]
+    for parent, dirs, files in os.walk(top):
+        here = Path(parent)
+        # Data folders hold no git directory: not walked (objects can be many thousands).
+        dirs[:] = sorted(d for d in dirs if d not in ("objects", "refs", "logs", "hooks", "lfs", "info"))
+        if here != top and "HEAD" in files and len(found) < MAX_GIT_DIRS:
+            found.append(here)
+    return found
+
+
+def _git_mounts(ws: Path) -> list[str]:
+    """Mounts that keep git from running what a sandboxed command wrote, later, outside the sandbox.
+
+    A .git folder (and each git directory in it) is bound onto itself: a mount point cannot be
+    renamed, removed or replaced (EBUSY), so `mv .git aside` and a writable copy put back fail,
+    while objects, index and refs stay writable for git add/commit/checkout inside. What git
+    executes from (config, hooks, commondir) is bound read-only on top. A .git file (a linked
+    worktree, a submodule) is bound read-only: it cannot be rewritten to name another gitdir.
+    """
+    out: list[str] = []
+    dotgit = ws / ".git"
+    if dotgit.is_symlink():
+        return out
+    if dotgit.is_file():
+        return ["--ro-bind", str(dotgit), str(dotgit)]
+    for gitdir in git_dirs(ws):
+        out += ["--bind", str(gitdir), str(gitdir)]
+        for name in GIT_EXECUTES:
+            path = gitdir / name
+            if os.path.lexists(path) and not path.is_symlink():
+                out += ["--ro-bind", str(path), str(path)]
+    return out
+
+
+GIT_PLANTABLE = ("commondir", "config.worktree")
+"""Files git reads in a git directory that may not exist (so nothing is mounted over them): one a
+sandboxed command creates is removed when it ends (a command that is still running is not watched)."""
+
+
+def git_absent(ws: Path) -> list[Path]:
+    """The GIT_PLANTABLE files missing from the workspace's git directories now (before a command)."""
+    return [gitdir / name for gitdir in git_dirs(ws) for name in GIT_PLANTABLE if not os.path.lexists(gitdir / name)]
+
+
+def remove_planted(absent: Sequence[Path]) -> list[Path]:
+    """Remove those of the files that a command created; the ones removed."""
+    removed = []
+    for path in absent:
+        if not os.path.lexists(path):
+            continue
+        try:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        except OSError as exc:
+            log.warning("could not remove %s planted by a sandboxed command: %s", path, exc)
+            continue
+        removed.append(path)
+    return removed
 
 
 def _probe(bwrap: str) -> str | None:
