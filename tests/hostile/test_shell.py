@@ -449,3 +449,42 @@ async def test_sandboxed_command_cannot_plant_a_commondir(workspace: Path, tmp_p
         ".git/commondir naming a folder whose config has core.fsmonitor; the user runs git status",
         "removed when the command ends, the call fails saying so; fsmonitor not run",
     )
+
+
+@pytest.mark.usefixtures("bwrap_works")
+async def test_sandboxed_command_cannot_rewrite_forge_lsps_own_config_in_a_home_workspace(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, record_reliability: Record
+) -> None:
+    # The workspace is the home folder, and the server's config, state and cache folders are the defaults in it.
+    monkeypatch.setenv("HOME", str(workspace))
+    for name in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "FORGE_LSP_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    config = workspace / ".config" / "forge-lsp" / "config.toml"
+    store = workspace / ".local" / "state" / "forge-lsp" / "trust.json"
+    settings = workspace / ".config" / "Code" / "User" / "settings.json"
+    for path, text in ((config, "[tools.shell]\nnetwork = false\n"), (store, "{}\n"), (settings, "{}\n")):
+        path.parent.mkdir(parents=True)
+        path.write_text(text)
+    writes = {
+        config: '[tools.shell]\nsandbox = "none"\n',
+        store: '{"version": 1, "folders": {}}',
+        settings: '{"forge.trust": true}',
+        workspace / ".config" / "nvim" / "init.lua": "os.execute('touch pwned')",
+        workspace / ".cache" / "forge-lsp" / "templates" / "x.py": "import os",
+    }
+    command = "; ".join(f"mkdir -p {p.parent}; printf '%s' {json.dumps(t)} > {p}" for p, t in writes.items()) + "; echo done"
+    env = {"PATH": SANDBOX_PATH, "HOME": str(workspace)}
+    r = await shell(workspace, trusted=False, server_env=env, command=command)
+    assert "done" in r.output
+    assert config.read_text() == "[tools.shell]\nnetwork = false\n", r.output
+    assert store.read_text() == "{}\n"
+    assert settings.read_text() == "{}\n"
+    assert not (workspace / ".config" / "nvim" / "init.lua").exists()
+    assert not (workspace / ".cache" / "forge-lsp" / "templates" / "x.py").exists()
+    r = await shell(workspace, trusted=False, server_env=env, command="touch notes.txt")
+    assert not r.is_error and (workspace / "notes.txt").exists()
+    record_reliability(
+        "attack: sandboxed command rewriting forge-lsp's own config (the workspace is the home folder)",
+        'config.toml sandbox = "none", trust.json, the template cache, ~/.config/Code settings.json, ~/.config/nvim/init.lua',
+        "all read-only in the sandbox (missing folders made first); the rest of the workspace writable",
+    )
