@@ -104,6 +104,17 @@ HOME_STARTUP = (
 )
 """Files the user's own shell, git or desktop runs later: read-only even when the workspace is the home folder."""
 
+EDITOR_FILES = (
+    ".config/Code",
+    ".config/Code - OSS",
+    ".config/VSCodium",
+    ".config/nvim",
+    ".local/state/nvim",
+    ".local/share/nvim",
+)
+"""The editors' settings, startup files and trust records (they feed forge-lsp's config and trust): read-only
+when the workspace holds the home folder; a missing one is made (empty) first, so none can be planted."""
+
 INSTALL_HINT = 'install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) or set [tools.shell] sandbox = "none"'
 
 _probes: dict[str, str | None] = {}
@@ -174,13 +185,43 @@ def bwrap_argv(
         out += ["--tmpfs", str(path)] if path.is_dir() else ["--ro-bind", "/dev/null", str(path)]
     out += _git_mounts(ws)
     protected: list[Path] = []
+    made: list[Path] = []  # folders made (empty) first when missing, so nothing can be planted there
     if home and Path(home).is_absolute() and _contains(ws, Path(home).resolve()):
         protected += [Path(home).resolve() / rel for rel in HOME_STARTUP]
+        made += [Path(home).resolve() / rel for rel in EDITOR_FILES]
+    folders, files = own_files()
+    made += folders
+    protected += [f for f in files if _contains(ws, f)]
+    for folder in made:
+        if not _contains(ws, folder) or folder == ws:
+            continue
+        try:
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:
+            log.debug("cannot make %s before the sandbox: %s", folder, exc)
+        protected.append(folder)
     for path in protected:
         if os.path.lexists(path) and not path.is_symlink():
             out += ["--ro-bind", str(path), str(path)]
     out += ["--chdir", str(cwd.resolve()), "--", *argv]
     return out
+
+
+def own_files() -> tuple[list[Path], list[Path]]:
+    """forge-lsp's own folders (config, state with the trust store, template cache) as the server finds
+    them, and the config file FORGE_LSP_CONFIG names (a file: never made)."""
+    from forge_lsp.config import user_config_path
+    from forge_lsp.templates import cache_dir
+    from forge_lsp.trust import store_path
+
+    config = user_config_path()
+    folders = [store_path().parent, cache_dir().parent]
+    files: list[Path] = []
+    if os.environ.get("FORGE_LSP_CONFIG"):
+        files.append(Path(os.path.realpath(config)))
+    else:
+        folders.append(config.parent)
+    return [Path(os.path.realpath(f)) for f in folders], files
 
 
 def git_dirs(ws: Path) -> list[Path]:
