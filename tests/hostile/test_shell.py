@@ -488,3 +488,30 @@ async def test_sandboxed_command_cannot_rewrite_forge_lsps_own_config_in_a_home_
         'config.toml sandbox = "none", trust.json, the template cache, ~/.config/Code settings.json, ~/.config/nvim/init.lua',
         "all read-only in the sandbox (missing folders made first); the rest of the workspace writable",
     )
+
+
+@pytest.mark.usefixtures("bwrap_works")
+async def test_sandboxed_command_does_not_see_secrets_named_otherwise(workspace: Path, record_reliability: Record) -> None:
+    secrets = {
+        "GH_PAT": "ghp_pat",
+        "MYSQL_PWD": "mysqlpw",
+        "DB_PASS": "dbpass",
+        "NPM_AUTH": "npmauth",
+        "REDIS_PW": "redispw",
+        "SMTP_CREDS": "smtpcreds",
+        "SENTRY_DSN": "https://key123@o1.ingest.sentry.io/1",
+    }
+    kept = {"PATH": SANDBOX_PATH, "PWD": str(workspace), "OLDPWD": "/", "GIT_AUTHOR_NAME": "me", "MANPATH": "/usr/share/man"}
+    echo = " ".join(f"{k}=${k}" for k in [*secrets, *kept])
+    r = await shell(workspace, trusted=False, server_env={**secrets, **kept}, command=f'echo "{echo}"')
+    assert not r.is_error, r.output
+    for name, value in secrets.items():
+        assert f"{name}= " in r.output + " " and value not in r.output, f"{name} reached the sandbox:\n{r.output}"
+    for name, value in kept.items():
+        if name != "PWD":  # bash sets PWD to the working directory itself
+            assert f"{name}={value}" in r.output, f"{name} was removed:\n{r.output}"
+    record_reliability(
+        "attack: untrusted workspace's command reading GH_PAT, MYSQL_PWD, DB_PASS, ...",
+        "echo $GH_PAT $MYSQL_PWD $DB_PASS $NPM_AUTH $REDIS_PW $SMTP_CREDS $SENTRY_DSN",
+        "empty: removed (PWD, OLDPWD, GIT_AUTHOR_NAME, MANPATH kept)",
+    )
