@@ -33,7 +33,26 @@ SECRET_NAMES = (
     "*SECRET*",
     "*PASSWORD*",
     "*PASSWD*",
+    "*PASSPHRASE*",
+    "*_PASS",
+    "*_PASS_*",
+    "PASS_*",
+    "*_PWD",  # MYSQL_PWD; not PWD (the working folder) nor OLDPWD
+    "*_PWD_*",
+    "*_PW",
+    "*_PAT",  # a personal access token (GH_PAT); not PATH
+    "*_PAT_*",
     "*CREDENTIAL*",
+    "*_CREDS",
+    "*_CREDS_*",
+    "*_AUTH",  # NPM_AUTH, ...; not GIT_AUTHOR_NAME
+    "*_AUTH_*",
+    "AUTH_*",
+    "*AUTHORIZATION*",
+    "*_COOKIE*",
+    "*_SESSION",
+    "*_DSN",  # SENTRY_DSN: a URL carrying a key
+    "*_PRIVATE*",
     "AWS_*",
     "OPENAI_*",
     "ANTHROPIC_*",
