@@ -134,7 +134,9 @@ GIT_EXECUTES = [
 
 
 @pytest.mark.parametrize("trusted", [False, True], ids=["untrusted", "trusted"])
-@pytest.mark.parametrize(("tool", "args"), GIT_EXECUTES, ids=[f"{t} {a.get('file_path') or a.get('path')}" for t, a in GIT_EXECUTES])
+@pytest.mark.parametrize(
+    ("tool", "args"), GIT_EXECUTES, ids=[f"{t} {a.get('file_path') or a.get('path')}" for t, a in GIT_EXECUTES]
+)
 async def test_file_tools_refuse_what_git_executes_from(
     workspace: Path, tool: str, args: dict[str, object], trusted: bool, record_reliability: Record
 ) -> None:
