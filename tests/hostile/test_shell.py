@@ -12,6 +12,7 @@ import asyncio
 import json
 import re
 import socket
+import subprocess
 import threading
 import time
 import tomllib
@@ -311,4 +312,206 @@ async def test_sandboxed_command_cannot_plant_a_git_hook(workspace: Path, record
         "attack: untrusted workspace's command planting a git hook",
         ".git/hooks/pre-commit, .git/config",
         "read-only in the sandbox",
+    )
+
+
+# --- trust, round two (issue 22) ----------------------------------------------------------------
+
+SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+@pytest.mark.usefixtures("bwrap_works")
+async def test_sandboxed_command_has_no_capabilities_even_as_root(
+    workspace: Path, tmp_path: Path, record_reliability: Record
+) -> None:
+    # The workspace is the home folder: ~/.ssh lies in it, under the tmpfs that hides it.
+    (workspace / ".ssh").mkdir()
+    (workspace / ".ssh" / "id_ed25519").write_text("PRIVATE KEY\n")
+    outside = tmp_path / "outside.txt"
+    env = {"PATH": SANDBOX_PATH, "HOME": str(workspace)}
+    r = await shell(
+        workspace,
+        trusted=False,
+        server_env=env,
+        command=(
+            "grep -E '^(CapPrm|CapEff|CapBnd|NoNewPrivs):' /proc/self/status; "
+            "umount ~/.ssh && cat ~/.ssh/id_ed25519; "
+            f"mount -o remount,rw / && umount -l /tmp && touch {outside}; echo done"
+        ),
+    )
+    assert "done" in r.output, r.output
+    for cap in ("CapPrm", "CapEff", "CapBnd"):
+        assert re.search(rf"{cap}:\s+0+\n", r.output), f"{cap} is not empty:\n{r.output}"
+    assert re.search(r"NoNewPrivs:\s+1\n", r.output), r.output
+    assert "PRIVATE KEY" not in r.output
+    assert not outside.exists()
+    record_reliability(
+        "attack: sandboxed command undoing its mounts (the server runs as root)",
+        "umount the tmpfs over ~/.ssh, mount -o remount,rw /, umount -l /tmp, write beside the workspace",
+        "all refused: no capabilities (CapEff 0), no_new_privs",
+    )
+
+
+def git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """git as the user runs it later, outside the sandbox (no user or system config of the machine)."""
+    env = {"PATH": SANDBOX_PATH, "HOME": str(cwd), "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+    return subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False
+    )
+
+
+def git_repo(root: Path) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    assert git(root, "init", "-q").returncode == 0
+    (root / "a.txt").write_text("a\n")
+    assert git(root, "add", "a.txt").returncode == 0
+    assert git(root, "commit", "-qm", "first").returncode == 0
+
+
+SANDBOX_GIT = "git -c user.name=m -c user.email=m@m"
+
+
+@pytest.mark.usefixtures("bwrap_works")
+async def test_sandboxed_command_cannot_replace_dot_git(workspace: Path, tmp_path: Path, record_reliability: Record) -> None:
+    git_repo(workspace)
+    marker = tmp_path / "pwned"
+    hook = f"printf '#!/bin/sh\\ntouch {marker}\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit"
+    env = {"PATH": SANDBOX_PATH, "HOME": str(tmp_path / "home")}
+    r = await shell(
+        workspace, trusted=False, server_env=env, command=f"mv .git .git-aside && cp -a .git-aside .git && {hook}; echo done"
+    )
+    assert "done" in r.output
+    git(workspace, "commit", "-q", "--allow-empty", "-m", "the user's next commit")
+    assert not marker.exists(), r.output
+    assert not (workspace / ".git-aside").exists()
+    # What git itself does inside the sandbox still works: objects, index and refs are writable.
+    r = await shell(
+        workspace,
+        trusted=False,
+        server_env=env,
+        command=f"echo b > b.txt && git add b.txt && {SANDBOX_GIT} commit -qm second && git checkout -q -b topic && git log --oneline",
+    )
+    assert not r.is_error and "second" in r.output, r.output
+    assert git(workspace, "log", "--format=%s", "topic").stdout.split() == ["second", "the", "user's", "next", "commit", "first"]
+    record_reliability(
+        "attack: sandboxed command moving .git aside and copying it back writable",
+        "mv .git .git-aside; cp -a .git-aside .git; plant .git/hooks/pre-commit; the user commits",
+        "mv refused (.git is a mount point); hook not run; git add/commit/checkout inside still work",
+    )
+
+
+@pytest.mark.usefixtures("bwrap_works")
+async def test_sandboxed_command_cannot_repoint_a_worktrees_dot_git_file(tmp_path: Path, record_reliability: Record) -> None:
+    main = tmp_path / "main"
+    git_repo(main)
+    workspace = tmp_path / "wt"
+    assert git(main, "worktree", "add", "-q", str(workspace)).returncode == 0
+    assert (workspace / ".git").is_file()
+    marker = tmp_path / "pwned"
+    evil = (
+        "mkdir -p evil/objects evil/refs/heads && echo 'ref: refs/heads/main' > evil/HEAD && "
+        f"printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = \"touch {marker}; false\"\\n' > evil/config"
+    )
+    env = {"PATH": SANDBOX_PATH, "HOME": str(tmp_path / "home")}
+    command = f'{evil}; echo "gitdir: $PWD/evil" > .git || {{ rm -f .git; echo "gitdir: $PWD/evil" > .git; }}; echo done'
+    r = await shell(workspace, trusted=False, server_env=env, command=command)
+    assert "done" in r.output
+    git(workspace, "status")
+    assert not marker.exists(), r.output
+    assert (workspace / ".git").read_text().startswith(f"gitdir: {main / '.git' / 'worktrees'}")
+    record_reliability(
+        "attack: sandboxed command repointing a worktree's .git file",
+        ".git rewritten (or removed and written) to name a gitdir with core.fsmonitor; the user runs git status",
+        "refused (.git read-only, a mount point); fsmonitor not run",
+    )
+
+
+@pytest.mark.usefixtures("bwrap_works")
+async def test_sandboxed_command_cannot_plant_a_commondir(workspace: Path, tmp_path: Path, record_reliability: Record) -> None:
+    # .git/commondir did not exist, so nothing could be mounted over it: git reads the config of
+    # the folder it names, in any repository.
+    git_repo(workspace)
+    marker = tmp_path / "pwned"
+    command = (
+        "mkdir .git/evil && cp -r .git/objects .git/refs .git/HEAD .git/evil/ && "
+        f"printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = \"touch {marker}; false\"\\n' > .git/evil/config && "
+        "echo evil > .git/commondir; echo done"
+    )
+    env = {"PATH": SANDBOX_PATH, "HOME": str(tmp_path / "home")}
+    r = await shell(workspace, trusted=False, server_env=env, command=command)
+    git(workspace, "status")
+    assert not marker.exists(), r.output
+    assert not (workspace / ".git" / "commondir").exists()
+    assert r.is_error and ".git/commondir" in r.output and "removed" in r.output, r.output
+    assert git(workspace, "log", "--format=%s").stdout.split() == ["first"]
+    record_reliability(
+        "attack: sandboxed command planting .git/commondir",
+        ".git/commondir naming a folder whose config has core.fsmonitor; the user runs git status",
+        "removed when the command ends, the call fails saying so; fsmonitor not run",
+    )
+
+
+@pytest.mark.usefixtures("bwrap_works")
+async def test_sandboxed_command_cannot_rewrite_forge_lsps_own_config_in_a_home_workspace(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, record_reliability: Record
+) -> None:
+    # The workspace is the home folder, and the server's config, state and cache folders are the defaults in it.
+    monkeypatch.setenv("HOME", str(workspace))
+    for name in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "FORGE_LSP_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    config = workspace / ".config" / "forge-lsp" / "config.toml"
+    store = workspace / ".local" / "state" / "forge-lsp" / "trust.json"
+    settings = workspace / ".config" / "Code" / "User" / "settings.json"
+    for path, text in ((config, "[tools.shell]\nnetwork = false\n"), (store, "{}\n"), (settings, "{}\n")):
+        path.parent.mkdir(parents=True)
+        path.write_text(text)
+    writes = {
+        config: '[tools.shell]\nsandbox = "none"\n',
+        store: '{"version": 1, "folders": {}}',
+        settings: '{"forge.trust": true}',
+        workspace / ".config" / "nvim" / "init.lua": "os.execute('touch pwned')",
+        workspace / ".cache" / "forge-lsp" / "templates" / "x.py": "import os",
+    }
+    command = "; ".join(f"mkdir -p {p.parent}; printf '%s' {json.dumps(t)} > {p}" for p, t in writes.items()) + "; echo done"
+    env = {"PATH": SANDBOX_PATH, "HOME": str(workspace)}
+    r = await shell(workspace, trusted=False, server_env=env, command=command)
+    assert "done" in r.output
+    assert config.read_text() == "[tools.shell]\nnetwork = false\n", r.output
+    assert store.read_text() == "{}\n"
+    assert settings.read_text() == "{}\n"
+    assert not (workspace / ".config" / "nvim" / "init.lua").exists()
+    assert not (workspace / ".cache" / "forge-lsp" / "templates" / "x.py").exists()
+    r = await shell(workspace, trusted=False, server_env=env, command="touch notes.txt")
+    assert not r.is_error and (workspace / "notes.txt").exists()
+    record_reliability(
+        "attack: sandboxed command rewriting forge-lsp's own config (the workspace is the home folder)",
+        'config.toml sandbox = "none", trust.json, the template cache, ~/.config/Code settings.json, ~/.config/nvim/init.lua',
+        "all read-only in the sandbox (missing folders made first); the rest of the workspace writable",
+    )
+
+
+@pytest.mark.usefixtures("bwrap_works")
+async def test_sandboxed_command_does_not_see_secrets_named_otherwise(workspace: Path, record_reliability: Record) -> None:
+    secrets = {
+        "GH_PAT": "ghp_pat",
+        "MYSQL_PWD": "mysqlpw",
+        "DB_PASS": "dbpass",
+        "NPM_AUTH": "npmauth",
+        "REDIS_PW": "redispw",
+        "SMTP_CREDS": "smtpcreds",
+        "SENTRY_DSN": "https://key123@o1.ingest.sentry.io/1",
+    }
+    kept = {"PATH": SANDBOX_PATH, "PWD": str(workspace), "OLDPWD": "/", "GIT_AUTHOR_NAME": "me", "MANPATH": "/usr/share/man"}
+    echo = " ".join(f"{k}=${k}" for k in [*secrets, *kept])
+    r = await shell(workspace, trusted=False, server_env={**secrets, **kept}, command=f'echo "{echo}"')
+    assert not r.is_error, r.output
+    for name, value in secrets.items():
+        assert f"{name}= " in r.output + " " and value not in r.output, f"{name} reached the sandbox:\n{r.output}"
+    for name, value in kept.items():
+        if name != "PWD":  # bash sets PWD to the working directory itself
+            assert f"{name}={value}" in r.output, f"{name} was removed:\n{r.output}"
+    record_reliability(
+        "attack: untrusted workspace's command reading GH_PAT, MYSQL_PWD, DB_PASS, ...",
+        "echo $GH_PAT $MYSQL_PWD $DB_PASS $NPM_AUTH $REDIS_PW $SMTP_CREDS $SENTRY_DSN",
+        "empty: removed (PWD, OLDPWD, GIT_AUTHOR_NAME, MANPATH kept)",
     )

@@ -96,3 +96,70 @@ async def test_transcripts_are_never_written_through_a_link(
         f"{link} -> a folder outside the workspace",
         "the transcript goes to the user's state folder; nothing written through the link",
     )
+
+
+# --- files git executes from (issue 22) -------------------------------------------------------
+
+
+async def tool_call(ws: Path, name: str, trusted: bool, **args: object) -> object:
+    import json
+    from dataclasses import replace
+
+    from forge_lsp.domain.config import ForgeConfig
+    from forge_lsp.domain.messages import ToolCall
+    from forge_lsp.tools.base import ToolContext
+    from forge_lsp.tools.registry import ToolRegistry
+    from forge_lsp.tools.workspace import Workspace
+
+    ctx = ToolContext(Workspace(ws), replace(ForgeConfig(), trusted=trusted))
+    result, _ = await ToolRegistry().call(ToolCall("c1", name, json.dumps(args)), ctx)
+    return result
+
+
+GIT_EXECUTES = [
+    ("write", {"file_path": ".git/config", "content": "[core]\n\tfsmonitor = touch pwned\n", "overwrite": True}),
+    ("patch", {"file_path": ".git/config", "old_string": "[core]\n", "new_string": "[core]\n\tfsmonitor = touch pwned\n"}),
+    ("multi_patch", {"file_path": ".git/config", "edits": [{"old_string": "[core]", "new_string": "[core]\nsshCommand=x"}]}),
+    ("write", {"file_path": ".git/hooks/pre-commit", "content": "#!/bin/sh\ntouch pwned\n"}),
+    ("remove", {"path": ".git/hooks/pre-push"}),
+    ("write", {"file_path": ".git/commondir", "content": "evil\n"}),
+    ("write", {"file_path": ".git/config.worktree", "content": "[core]\n\tfsmonitor = x\n"}),
+    ("write", {"file_path": ".git/modules/lib/config", "content": "[core]\n\tfsmonitor = x\n", "overwrite": True}),
+    ("write", {"file_path": "sub/.git", "content": "gitdir: ../evil\n"}),
+    ("write", {"file_path": "sub/.git/config", "content": "[core]\n\tfsmonitor = x\n"}),
+    ("write", {"file_path": ".GIT/CONFIG", "content": "[core]\n\tfsmonitor = x\n", "overwrite": True}),
+    ("write", {"file_path": "link-to-config", "content": "[core]\n\tfsmonitor = x\n", "overwrite": True}),
+    ("undo", {"path": ".git/config"}),
+]
+
+
+@pytest.mark.parametrize("trusted", [False, True], ids=["untrusted", "trusted"])
+@pytest.mark.parametrize(
+    ("tool", "args"), GIT_EXECUTES, ids=[f"{t} {a.get('file_path') or a.get('path')}" for t, a in GIT_EXECUTES]
+)
+async def test_file_tools_refuse_what_git_executes_from(
+    workspace: Path, tool: str, args: dict[str, object], trusted: bool, record_reliability: Record
+) -> None:
+    (workspace / ".git" / "hooks").mkdir(parents=True)
+    (workspace / ".git" / "modules" / "lib").mkdir(parents=True)
+    (workspace / ".git" / "config").write_text("[core]\n")
+    (workspace / ".git" / "modules" / "lib" / "config").write_text("[core]\n")
+    (workspace / ".git" / "hooks" / "pre-push").write_text("#!/bin/sh\n")
+    (workspace / "link-to-config").symlink_to(".git/config")
+    before = {p: p.read_bytes() for p in workspace.rglob("*") if p.is_file()}
+    r = await tool_call(workspace, tool, trusted, **args)
+    assert r.is_error and "git" in r.output and "refus" in r.output, r.output  # type: ignore[attr-defined]
+    assert {p: p.read_bytes() for p in workspace.rglob("*") if p.is_file()} == before
+    assert not (workspace / "sub").exists()
+    record_reliability(
+        f"attack: {tool} tool changing {args.get('file_path') or args.get('path')}",
+        f"{'trusted' if trusted else 'untrusted'} workspace; git would run what it names on the next git status/commit",
+        "refused with a clear error; nothing written",
+    )
+
+
+async def test_file_tools_still_write_ordinary_files_beside_git(workspace: Path) -> None:
+    (workspace / ".git").mkdir()
+    for rel in (".gitignore", ".github/workflows/ci.yml", "src/config", "hooks/x.py", "docs/.git-notes.md"):
+        r = await tool_call(workspace, "write", False, file_path=rel, content="x\n")
+        assert not r.is_error, r.output  # type: ignore[attr-defined]

@@ -273,6 +273,23 @@ def test_secrets_are_removed_from_the_sandbox_env() -> None:
     assert "GITHUB_TOKEN" in sandbox.scrub_env(env, ("GITHUB_TOKEN",))
 
 
+@pytest.mark.parametrize(
+    "name",
+    ["GH_PAT", "MYSQL_PWD", "DB_PASS", "DB_PASS_FILE", "PASS_STORE", "GPG_PASSPHRASE", "REDIS_PW", "GH_PAT_2",
+     "SMTP_CREDS", "NPM_AUTH", "NPM_AUTH_TOKEN", "AUTH_HEADER", "HTTP_AUTHORIZATION", "SESSION_COOKIE_X",
+     "APP_SESSION", "SENTRY_DSN", "GOOGLE_APPLICATION_CREDENTIALS", "SIGNING_PRIVATE_PEM"],
+)  # fmt: skip
+def test_secret_names_outside_the_first_patterns_are_removed(name: str) -> None:
+    assert sandbox.is_secret(name, "x")
+
+
+@pytest.mark.parametrize(
+    "name", ["PWD", "OLDPWD", "PATH", "MANPATH", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "PASSAGE", "XDG_SESSION_TYPE", "LANG"]
+)
+def test_ordinary_names_are_kept(name: str) -> None:
+    assert not sandbox.is_secret(name, "x")
+
+
 def test_bwrap_argv_shape(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     (ws / ".git" / "hooks").mkdir(parents=True)
@@ -283,6 +300,8 @@ def test_bwrap_argv_shape(tmp_path: Path) -> None:
     for part in [
         "--die-with-parent",
         "--new-session",
+        "--unshare-user",
+        "--cap-drop ALL",
         "--unshare-pid",
         "--unshare-net",
         "--ro-bind / /",

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from forge_lsp.domain.config import ForgeConfig
-from forge_lsp.tools.workspace import Workspace
+from forge_lsp.tools.workspace import GitExecutes, Workspace
 
 
 class ToolFailure(Exception):
@@ -213,8 +213,16 @@ class ToolContext:
         rel = self.workspace.relative(path)
         return await asyncio.to_thread(read_regular, path, rel, max_bytes or self.config.max_file_size_bytes)
 
+    def check_changeable(self, path: Path) -> None:
+        """ToolFailure for a file git executes from (.git/config, .git/hooks/*, a .git file), in every workspace."""
+        try:
+            self.workspace.check_changeable(path)
+        except GitExecutes as exc:
+            raise ToolFailure(str(exc), self.workspace.relative(path)) from None
+
     async def change_file(self, path: Path, content: str | None) -> None:
-        """Write (or, with None, remove) a file, keeping its old content for undo."""
+        """Write (or, with None, remove) a file, keeping its old content for undo; refuses what git executes from."""
+        self.check_changeable(path)
         previous: str | None = None
         if path.exists():
             previous = await self.read_file(path)

@@ -1,6 +1,8 @@
 """The shell sandbox: each command under bubblewrap (bwrap), as Claude Code's Linux sandbox does.
 
-Inside: the file system read-only except the workspace and a private /tmp;
+Inside: no capabilities (even when the server runs as root: a user namespace
+of its own, every capability dropped, no_new_privs), so no mount can be undone;
+the file system read-only except the workspace and a private /tmp;
 a minimal /dev, a /proc of its own pid namespace; credential stores in the
 home folder, agent and container sockets hidden; no network unless
 [tools.shell] network = true; secret environment variables removed; a new
@@ -31,7 +33,26 @@ SECRET_NAMES = (
     "*SECRET*",
     "*PASSWORD*",
     "*PASSWD*",
+    "*PASSPHRASE*",
+    "*_PASS",
+    "*_PASS_*",
+    "PASS_*",
+    "*_PWD",  # MYSQL_PWD; not PWD (the working folder) nor OLDPWD
+    "*_PWD_*",
+    "*_PW",
+    "*_PAT",  # a personal access token (GH_PAT); not PATH
+    "*_PAT_*",
     "*CREDENTIAL*",
+    "*_CREDS",
+    "*_CREDS_*",
+    "*_AUTH",  # NPM_AUTH, ...; not GIT_AUTHOR_NAME
+    "*_AUTH_*",
+    "AUTH_*",
+    "*AUTHORIZATION*",
+    "*_COOKIE*",
+    "*_SESSION",
+    "*_DSN",  # SENTRY_DSN: a URL carrying a key
+    "*_PRIVATE*",
     "AWS_*",
     "OPENAI_*",
     "ANTHROPIC_*",
@@ -77,8 +98,12 @@ HOME_SECRETS = (
 SOCKETS = ("/run/docker.sock", "/var/run/docker.sock", "/run/containerd/containerd.sock", "/run/podman/podman.sock")
 """Sockets that hand out root or the user's session; hidden."""
 
-WORKSPACE_READ_ONLY = (".git/hooks", ".git/config")
-"""Inside the workspace, kept read-only: git would run what they name later, outside the sandbox."""
+GIT_EXECUTES = ("config", "config.worktree", "hooks", "commondir")
+"""In a git directory, kept read-only: git runs what they name later, outside the sandbox (config and
+config.worktree name programs, hooks are programs, commondir names the folder whose config is read)."""
+
+MAX_GIT_DIRS = 200
+"""Git directories protected inside .git (submodules' .git/modules/*, linked worktrees' .git/worktrees/*)."""
 
 HOME_STARTUP = (
     ".bashrc",
@@ -97,6 +122,17 @@ HOME_STARTUP = (
     ".local/bin",
 )
 """Files the user's own shell, git or desktop runs later: read-only even when the workspace is the home folder."""
+
+EDITOR_FILES = (
+    ".config/Code",
+    ".config/Code - OSS",
+    ".config/VSCodium",
+    ".config/nvim",
+    ".local/state/nvim",
+    ".local/share/nvim",
+)
+"""The editors' settings, startup files and trust records (they feed forge-lsp's config and trust): read-only
+when the workspace holds the home folder; a missing one is made (empty) first, so none can be planted."""
 
 INSTALL_HINT = 'install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) or set [tools.shell] sandbox = "none"'
 
@@ -133,6 +169,13 @@ def bwrap_argv(
         bwrap,
         "--die-with-parent",  # the server dies: so does the command
         "--new-session",  # no controlling terminal: TIOCSTI cannot type into the user's one
+        # A user namespace of its own and no capabilities at all, whatever the server's uid: bwrap
+        # keeps every capability for a root caller otherwise, and root inside could umount the
+        # tmpfs over ~/.ssh or remount / read-write. bwrap sets no_new_privs too, so no setuid
+        # program gives them back.
+        "--unshare-user",
+        "--cap-drop",
+        "ALL",
         "--unshare-pid",  # its own pid namespace: everything it started dies with it
         "--unshare-ipc",
         "--unshare-uts",
@@ -159,14 +202,112 @@ def bwrap_argv(
             continue
         # A folder becomes an empty tmpfs; a file or socket becomes /dev/null.
         out += ["--tmpfs", str(path)] if path.is_dir() else ["--ro-bind", "/dev/null", str(path)]
-    protected = [ws / rel for rel in WORKSPACE_READ_ONLY]
+    out += _git_mounts(ws)
+    protected: list[Path] = []
+    made: list[Path] = []  # folders made (empty) first when missing, so nothing can be planted there
     if home and Path(home).is_absolute() and _contains(ws, Path(home).resolve()):
         protected += [Path(home).resolve() / rel for rel in HOME_STARTUP]
+        made += [Path(home).resolve() / rel for rel in EDITOR_FILES]
+    folders, files = own_files()
+    made += folders
+    protected += [f for f in files if _contains(ws, f)]
+    for folder in made:
+        if not _contains(ws, folder) or folder == ws:
+            continue
+        try:
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:
+            log.debug("cannot make %s before the sandbox: %s", folder, exc)
+        protected.append(folder)
     for path in protected:
         if os.path.lexists(path) and not path.is_symlink():
             out += ["--ro-bind", str(path), str(path)]
     out += ["--chdir", str(cwd.resolve()), "--", *argv]
     return out
+
+
+def own_files() -> tuple[list[Path], list[Path]]:
+    """forge-lsp's own folders (config, state with the trust store, template cache) as the server finds
+    them, and the config file FORGE_LSP_CONFIG names (a file: never made)."""
+    from forge_lsp.config import user_config_path
+    from forge_lsp.templates import cache_dir
+    from forge_lsp.trust import store_path
+
+    config = user_config_path()
+    folders = [store_path().parent, cache_dir().parent]
+    files: list[Path] = []
+    if os.environ.get("FORGE_LSP_CONFIG"):
+        files.append(Path(os.path.realpath(config)))
+    else:
+        folders.append(config.parent)
+    return [Path(os.path.realpath(f)) for f in folders], files
+
+
+def git_dirs(ws: Path) -> list[Path]:
+    """The workspace's .git folder and the git directories inside it (submodules', linked worktrees')."""
+    top = ws / ".git"
+    if top.is_symlink() or not top.is_dir():
+        return []
+    found = [top]
+    for parent, dirs, files in os.walk(top):
+        here = Path(parent)
+        # Data folders hold no git directory: not walked (objects can be many thousands).
+        dirs[:] = sorted(d for d in dirs if d not in ("objects", "refs", "logs", "hooks", "lfs", "info"))
+        if here != top and "HEAD" in files and len(found) < MAX_GIT_DIRS:
+            found.append(here)
+    return found
+
+
+def _git_mounts(ws: Path) -> list[str]:
+    """Mounts that keep git from running what a sandboxed command wrote, later, outside the sandbox.
+
+    A .git folder (and each git directory in it) is bound onto itself: a mount point cannot be
+    renamed, removed or replaced (EBUSY), so `mv .git aside` and a writable copy put back fail,
+    while objects, index and refs stay writable for git add/commit/checkout inside. What git
+    executes from (config, hooks, commondir) is bound read-only on top. A .git file (a linked
+    worktree, a submodule) is bound read-only: it cannot be rewritten to name another gitdir.
+    """
+    out: list[str] = []
+    dotgit = ws / ".git"
+    if dotgit.is_symlink():
+        return out
+    if dotgit.is_file():
+        return ["--ro-bind", str(dotgit), str(dotgit)]
+    for gitdir in git_dirs(ws):
+        out += ["--bind", str(gitdir), str(gitdir)]
+        for name in GIT_EXECUTES:
+            path = gitdir / name
+            if os.path.lexists(path) and not path.is_symlink():
+                out += ["--ro-bind", str(path), str(path)]
+    return out
+
+
+GIT_PLANTABLE = ("commondir", "config.worktree")
+"""Files git reads in a git directory that may not exist (so nothing is mounted over them): one a
+sandboxed command creates is removed when it ends (a command that is still running is not watched)."""
+
+
+def git_absent(ws: Path) -> list[Path]:
+    """The GIT_PLANTABLE files missing from the workspace's git directories now (before a command)."""
+    return [gitdir / name for gitdir in git_dirs(ws) for name in GIT_PLANTABLE if not os.path.lexists(gitdir / name)]
+
+
+def remove_planted(absent: Sequence[Path]) -> list[Path]:
+    """Remove those of the files that a command created; the ones removed."""
+    removed = []
+    for path in absent:
+        if not os.path.lexists(path):
+            continue
+        try:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        except OSError as exc:
+            log.warning("could not remove %s planted by a sandboxed command: %s", path, exc)
+            continue
+        removed.append(path)
+    return removed
 
 
 def _probe(bwrap: str) -> str | None:

@@ -175,12 +175,23 @@ async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
     if not cwd.is_dir():
         raise ToolFailure(f"cwd {ctx.workspace.relative(cwd)} is not a directory")
     timeout = ctx.config.shell_timeout()
-    argv, env = await sandboxed(shell_argv(command), cwd, dict(ctx.env), ctx)
-    done = await run_process(argv, cwd, {**env, **extra}, timeout, watch=ctx.watch)
+    plain = shell_argv(command)
+    argv, env = await sandboxed(plain, cwd, dict(ctx.env), ctx)
+    absent = await asyncio.to_thread(sandbox.git_absent, ctx.workspace.root) if argv is not plain else []
+    try:
+        done = await run_process(argv, cwd, {**env, **extra}, timeout, watch=ctx.watch)
+    finally:
+        planted = await asyncio.to_thread(sandbox.remove_planted, absent) if absent else []
     cfg = ctx.config
     out = truncate(done.stdout, cfg.max_stdout_prefix_lines, cfg.max_stdout_suffix_lines, cfg.max_stdout_line_chars)
     err = truncate(done.stderr, cfg.max_stdout_prefix_lines, cfg.max_stdout_suffix_lines, cfg.max_stdout_line_chars)
     body = f'<shell_output command="{command}" exit_code="{done.exit_code}">\n<stdout>{out}</stdout>\n<stderr>{err}</stderr>\n</shell_output>'
+    if planted:
+        names = ", ".join(ctx.workspace.relative(p) for p in planted)
+        raise ToolFailure(
+            f"the command wrote {names}: git outside the sandbox would read it (a config, or the folder whose config to "
+            f"read) and run the programs it names; removed\n{body}"
+        )
     if done.timed_out:
         raise ToolFailure(f"command timed out after {timeout} s and was killed\n{body}")
     if done.exit_code != 0 and settings.fail_on_nonzero_exit:

@@ -12,6 +12,7 @@ async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
     """Revert the last write, patch or remove of one file."""
     path = ctx.workspace.resolve(args["path"])
     rel = ctx.workspace.relative(path)
+    ctx.check_changeable(path)
     try:
         previous = ctx.snapshots.pop(path)
     except ToolFailure as exc:

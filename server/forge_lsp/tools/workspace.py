@@ -9,6 +9,36 @@ class PathOutsideWorkspace(Exception):
     """A path that resolves outside the workspace root."""
 
 
+GIT_EXECUTES = frozenset({"config", "config.worktree", "commondir", "gitdir"})
+"""Names in a .git folder (or a git directory inside it) that git reads to find programs to run, or
+the folder whose config to read."""
+
+
+def git_executes(rel: Path) -> str | None:
+    """Why a workspace path (relative, symlinks resolved) is one git would execute from, or None.
+
+    A .git file (a worktree's or a submodule's pointer), anything under a `hooks` folder of a .git
+    folder, and config, config.worktree, commondir, gitdir in one (submodules' .git/modules/*
+    included). Compared case-insensitively: on macOS .GIT/CONFIG is .git/config.
+    """
+    parts = [p.lower() for p in rel.parts]
+    if ".git" not in parts:
+        return None
+    at = parts.index(".git")
+    inside = parts[at + 1 :]
+    if not inside:
+        return "a .git entry tells git where the repository is (a .git file names another git directory)"
+    if "hooks" in inside[:-1]:
+        return "git runs its hooks on the next commit, checkout or push"
+    if inside[-1] in GIT_EXECUTES:
+        return "git runs the programs it names (core.fsmonitor, core.sshCommand, ...) or reads the config of the folder it names"
+    return None
+
+
+class GitExecutes(Exception):
+    """A path git executes from (.git/config, .git/hooks/*, a .git file): the file tools refuse it."""
+
+
 class Workspace:
     """A workspace root and the rule that confines tools to it."""
 
@@ -35,6 +65,19 @@ class Workspace:
         if real != self.root and not real.is_relative_to(self.root):
             raise PathOutsideWorkspace(f"{raw!r} is outside the workspace root {self.root}")
         return real
+
+    def check_changeable(self, path: Path) -> None:
+        """GitExecutes for a file git executes from: the file tools never change it, in any workspace."""
+        try:
+            rel = path.relative_to(self.root)
+        except ValueError:
+            return
+        why = git_executes(rel)
+        if why is not None:
+            raise GitExecutes(
+                f"refusing to change {rel.as_posix()}: {why}, outside any sandbox; a file tool never changes it "
+                "(the user can, with git config or by hand)"
+            )
 
     def relative(self, path: Path) -> str:
         """A path for people and the model: relative to the root."""
