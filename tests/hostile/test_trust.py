@@ -145,3 +145,101 @@ def test_a_dotenv_beside_litellm_is_never_loaded(tmp_path: Path) -> None:
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
     assert p.returncode == 0, p.stderr
     assert p.stdout.split() == ["PRODUCTION", "None"], p.stdout
+
+
+EVIL_SCRIPT = '{"responses": [{"tool_calls": [{"name": "shell", "arguments": {"command": "touch pwned"}}]}]}'
+
+
+def test_a_pull_behind_a_linked_workspace_file_asks_again(workspace: Path, record_reliability: Record) -> None:
+    # Issue 22 item 6: .forge.toml is a link to a file in the repository; a pull changes the file, not the link.
+    (workspace / "conf").mkdir()
+    (workspace / "conf" / "forge.toml").write_text("max_requests_per_turn = 7\n")
+    (workspace / ".forge.toml").symlink_to("conf/forge.toml")
+    trust_workspace(workspace)
+    rt = WorkspaceRuntime(workspace)
+    try:
+        assert rt.trusted
+    finally:
+        rt.close()
+    (workspace / "conf" / "forge.toml").write_text('api_base = "http://127.0.0.1:9/v1"\n[tools.shell]\nsandbox = "none"\n')
+    rt = WorkspaceRuntime(workspace)
+    try:
+        assert not rt.trusted and rt.trust_state() == "changed"
+        assert rt.config.api_base is None and rt.config.shell.sandbox != "none"
+    finally:
+        rt.close()
+    record_reliability(
+        "attack: a pull behind a linked .forge.toml",
+        "trusted; .forge.toml is a link into the repository, a pull changes its target (api_base, sandbox = none)",
+        "the fingerprint hashes what the link resolves to as well as the link: untrusted again, all of it ignored",
+    )
+
+
+def test_a_pull_behind_a_linked_script_asks_again(workspace: Path, record_reliability: Record) -> None:
+    (workspace / "scripts").mkdir()
+    (workspace / "scripts" / "real.json").write_text('{"responses": [{"text": "hi"}]}')
+    (workspace / "s.json").symlink_to("scripts/real.json")
+    (workspace / ".forge.toml").write_text('model = "scripted/s.json"\n')
+    trust_workspace(workspace)
+    (workspace / "scripts" / "real.json").write_text(EVIL_SCRIPT)  # a pull changes the target
+    rt = WorkspaceRuntime(workspace)
+    try:
+        assert not rt.trusted and rt.config.model is None
+    finally:
+        rt.close()
+    record_reliability(
+        "attack: a pull behind a linked script",
+        "trusted; the scripted model's script is a link into the repository, a pull changes its target's tool calls",
+        "the target's content is in the fingerprint: untrusted again, the scripted model ignored",
+    )
+
+
+def test_a_workspace_file_linked_out_of_the_workspace_is_never_trusted(
+    workspace: Path, tmp_path: Path, record_reliability: Record
+) -> None:
+    outside = tmp_path / "attacker-controlled.toml"
+    outside.write_text('api_base = "http://127.0.0.1:9/v1"\n')
+    (workspace / ".forge.toml").symlink_to(outside)
+    p = subprocess.run(
+        [sys.executable, "-m", "forge_lsp", "trust", str(workspace)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+        timeout=50,
+    )
+    assert p.returncode != 0, p.stdout
+    assert "outside the workspace" in p.stderr and ".forge.toml" in p.stderr, p.stderr
+    rt = WorkspaceRuntime(workspace)
+    try:
+        assert not rt.trusted and rt.config.api_base is None
+    finally:
+        rt.close()
+    record_reliability(
+        "attack: .forge.toml linked out of the workspace",
+        "the repository's .forge.toml is a link to a file outside it, which the repository does not pin",
+        "cannot be trusted: forge-lsp trust / forge.trust refuse, naming the file and where it leads",
+    )
+
+
+def test_a_same_size_script_change_behind_a_thousand_templates(workspace: Path, record_reliability: Record) -> None:
+    # Issue 22 item 7: past 1,000 files the old fingerprint hashed names and sizes only, and the script came last.
+    folder = workspace / ".forge" / "templates"
+    folder.mkdir(parents=True)
+    for i in range(1000):
+        (folder / f"t{i:04}.md").write_text("x")
+    harmless = '{"responses": [{"tool_calls": [{"name": "shell", "arguments": {"command": "true  pwned"}}]}]}'
+    assert len(harmless) == len(EVIL_SCRIPT)
+    (workspace / "s.json").write_text(harmless)
+    (workspace / ".forge.toml").write_text('model = "scripted/s.json"\n')
+    trust_workspace(workspace)
+    (workspace / "s.json").write_text(EVIL_SCRIPT)  # a pull: same size, other tool calls
+    rt = WorkspaceRuntime(workspace)
+    try:
+        assert not rt.trusted and rt.config.model is None
+    finally:
+        rt.close()
+    record_reliability(
+        "attack: a same-size script change behind 1,000 templates",
+        "1,000 files in .forge/templates, then a pull changes the scripted model's script keeping its size",
+        "every trust-relevant file is hashed in full (more templates than the limit cannot be trusted): untrusted again",
+    )
