@@ -7,11 +7,15 @@ decision is recorded in ``$XDG_STATE_HOME/forge-lsp/trust.json`` (by default
 workspace's .forge.toml, its template overrides and a scripted model's
 script. When one of them changes (a ``git pull``), the fingerprint no longer
 matches and the workspace is untrusted again until the user says otherwise.
-Nothing in a workspace can write this file.
+A link among them is hashed as its text and what it resolves to; one that
+leads out of the workspace, or more than MAX_TEMPLATE_FILES templates, and
+the workspace cannot be trusted at all (refusal() says why). Nothing in a
+workspace can write this file.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
 import os
@@ -27,12 +31,20 @@ from forge_lsp.userfiles import read_table, write_json
 log = logging.getLogger(__name__)
 
 TEMPLATES_DIR = Path(".forge") / "templates"
-MAX_HASHED_FILES = 1000
-"""More template files than this are fingerprinted by name and size only."""
+MAX_TEMPLATE_FILES = 1000
+"""More entries than this in .forge/templates and the workspace cannot be trusted (bounded work, every byte hashed)."""
 MAX_STORE_BYTES = 4 * 1024 * 1024
 VERSION = 1
 
 TRUSTED, CHANGED, UNTRUSTED = "trusted", "changed", "untrusted"
+
+
+class NotTrustable(OSError):
+    """The workspace cannot be trusted as it is; the message says why and what to change.
+
+    An OSError so that every caller that reports a failed trust decision (``forge-lsp trust``,
+    forge.trust, the Trust button) reports this one too, in its words.
+    """
 
 
 def store_path() -> Path:
@@ -58,58 +70,127 @@ def _script_path(root: Path) -> Path | None:
     return Path(name) if Path(name).is_absolute() else root / name
 
 
-def trust_files(root: Path) -> list[Path]:
-    """The files whose content a trust decision covers, in a stable order."""
-    files = [root / WORKSPACE_FILE]
+def _templates(root: Path) -> list[Path] | None:
+    """The entries of .forge/templates, sorted; None when there are more than MAX_TEMPLATE_FILES.
+
+    Reading stops at the first entry past the limit: a hostile tree of 100k files costs no more.
+    """
     folder = root / TEMPLATES_DIR
+    names: list[str] = []
     try:
-        files += sorted(p for p in folder.iterdir()) if folder.is_dir() else []
+        if not folder.is_dir():
+            return []
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                names.append(entry.name)
+                if len(names) > MAX_TEMPLATE_FILES:
+                    return None
     except OSError:
-        pass
+        return []
+    return [folder / name for name in sorted(names)]
+
+
+def trust_files(root: Path) -> list[Path]:
+    """The files whose content a trust decision covers, in a stable order: .forge.toml, templates, script."""
+    files = [root / WORKSPACE_FILE]
+    files += _templates(root) or []
     script = _script_path(root)
     if script is not None:
         files.append(script)
     return files
 
 
-def _digest_file(h: Any, path: Path, root: Path, full: bool) -> None:
-    """Feed one file's identity into h: its name, kind and (for a regular file) content."""
+def _rel(path: Path, root: Path) -> str:
     try:
-        rel = path.relative_to(root).as_posix()
+        return path.relative_to(root).as_posix()
     except ValueError:
-        rel = str(path)
-    h.update(b"\0path\0" + rel.encode("utf-8", "surrogateescape"))
+        return str(path)
+
+
+def refusal(root: Path) -> str | None:
+    """Why root cannot be trusted as it is, or None.
+
+    A trust-relevant file (or the templates folder) that resolves outside the workspace: what it
+    leads to is not the repository's to pin, so no fingerprint can cover it. More template files
+    than MAX_TEMPLATE_FILES: hashing them all would be unbounded work.
+    """
+    root = root.resolve()
+    if _templates(root) is None:
+        return (
+            f"{TEMPLATES_DIR.as_posix()} holds more than {MAX_TEMPLATE_FILES} files; a workspace with more "
+            "cannot be trusted (remove the extra files)"
+        )
+    for path in [root / TEMPLATES_DIR, *trust_files(root)]:
+        try:
+            target = path.resolve()
+        except (OSError, RuntimeError) as exc:  # a link loop
+            return f"{_rel(path, root)} cannot be resolved ({exc})"
+        if not target.is_relative_to(root):
+            return (
+                f"{_rel(path, root)} resolves to {target}, outside the workspace; a trust-relevant file "
+                "must be inside it (copy it in, or point the link inside)"
+            )
+    return None
+
+
+def _digest_content(h: Any, path: Path) -> None:
+    """Feed the kind, size and every byte of what path (no link in it any more) is into h."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        h.update(b"\0missing" if exc.errno == errno.ENOENT else b"\0unreadable\0" + str(exc.errno).encode())
+        return
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # a folder, a FIFO, a device: never read
+            h.update(b"\0special")
+            return
+        h.update(b"\0size\0" + str(st.st_size).encode() + b"\0content\0")
+        try:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        except OSError as exc:
+            h.update(b"\0unreadable\0" + str(exc.errno).encode())
+
+
+def _digest_file(h: Any, path: Path, root: Path) -> None:
+    """Feed one file's identity into h: its name, its link text if a link, and the content it resolves to."""
+    h.update(b"\0path\0" + _rel(path, root).encode("utf-8", "surrogateescape"))
     try:
         st = path.lstat()
     except OSError:
         h.update(b"\0missing")
         return
     if stat.S_ISLNK(st.st_mode):
-        # A link is fingerprinted as a link: changing where it points asks again.
+        # Changing where it points asks again, and so does changing what it points to (a pull).
         h.update(b"\0link\0" + os.readlink(path).encode("utf-8", "surrogateescape"))
-        return
-    if not stat.S_ISREG(st.st_mode):
-        h.update(b"\0special")
-        return
-    h.update(b"\0size\0" + str(st.st_size).encode())
-    if not full:
-        return
     try:
-        with path.open("rb") as f:  # never a FIFO: lstat said regular file
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-    except OSError as exc:
-        h.update(b"\0unreadable\0" + str(exc.errno).encode())
+        target = path.resolve()
+    except (OSError, RuntimeError):
+        h.update(b"\0unresolvable")
+        return
+    if not target.is_relative_to(root):
+        h.update(b"\0outside\0" + str(target).encode("utf-8", "surrogateescape"))  # refused; never read
+        return
+    h.update(b"\0target\0" + _rel(target, root).encode("utf-8", "surrogateescape"))
+    _digest_content(h, target)
+
+
+def _survey(root: Path) -> tuple[str, str | None]:
+    """The fingerprint of root's trust-relevant files and why it cannot be trusted (None: it can)."""
+    root = root.resolve()
+    reason = refusal(root)
+    h = hashlib.sha256(b"forge-lsp trust v2")
+    if reason is not None:
+        h.update(b"\0refused\0" + reason.encode("utf-8", "surrogateescape"))
+    for path in trust_files(root):  # every file in full: .forge.toml, each template, the script
+        _digest_file(h, path, root)
+    return h.hexdigest(), reason
 
 
 def fingerprint(root: Path) -> str:
-    """sha256 over the trust-relevant files of root (names, kinds and contents)."""
-    root = root.resolve()
-    h = hashlib.sha256(b"forge-lsp trust v1")
-    files = trust_files(root)
-    for i, path in enumerate(files):
-        _digest_file(h, path, root, full=i < MAX_HASHED_FILES)
-    return h.hexdigest()
+    """sha256 over the trust-relevant files of root: names, link texts and every byte they resolve to."""
+    return _survey(root)[0]
 
 
 class TrustStore:
@@ -130,16 +211,24 @@ class TrustStore:
         entry = self._read().get(str(root.resolve()))
         if not isinstance(entry, dict):
             return UNTRUSTED
-        return TRUSTED if entry.get("fingerprint") == fingerprint(root) else CHANGED
+        digest, reason = _survey(root)
+        if reason is not None:  # never trusted, whatever was recorded
+            return CHANGED
+        return TRUSTED if entry.get("fingerprint") == digest else CHANGED
 
     def is_trusted(self, root: Path) -> bool:
         """Whether the user trusts root as its trust-relevant files are now."""
         return self.state(root) == TRUSTED
 
     def trust(self, root: Path) -> str:
-        """Record root as trusted with its current files; returns the fingerprint."""
+        """Record root as trusted with its current files; returns the fingerprint.
+
+        Raises NotTrustable (nothing recorded) when refusal() says why root cannot be trusted.
+        """
+        digest, reason = _survey(root)
+        if reason is not None:
+            raise NotTrustable(f"{root.resolve()} cannot be trusted: {reason}")
         folders = self._read()
-        digest = fingerprint(root)
         folders[str(root.resolve())] = {"fingerprint": digest, "trustedAt": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         self._write(folders)
         return digest

@@ -10,7 +10,16 @@ from pathlib import Path
 import pytest
 
 from forge_lsp.core.runtime import WorkspaceRuntime
-from forge_lsp.trust import CHANGED, TRUSTED, UNTRUSTED, TrustStore, fingerprint, store_path
+from forge_lsp.trust import (
+    CHANGED,
+    MAX_TEMPLATE_FILES,
+    TRUSTED,
+    UNTRUSTED,
+    NotTrustable,
+    TrustStore,
+    fingerprint,
+    store_path,
+)
 
 TOML = 'model = "scripted/script.json"\napi_base = "http://127.0.0.1:9/v1"\nmax_requests_per_turn = 7\n'
 
@@ -162,3 +171,81 @@ def test_the_clients_word_trusts_and_a_workspace_cannot_say_it_itself(ws: Path) 
         assert not TrustStore().is_trusted(ws)  # the client's word is not recorded
     finally:
         rt.close()
+
+
+# Issue 22 item 6: a trust-relevant file that is a link is fingerprinted by what it points to, too.
+@pytest.mark.parametrize("name", [".forge.toml", "script.json"])
+def test_a_pull_that_changes_a_links_target_asks_again(ws: Path, name: str) -> None:
+    real = ws / "real" / name
+    real.parent.mkdir()
+    (ws / name).rename(real)
+    (ws / name).symlink_to(Path("real") / name)  # a link inside the repository, as git checks it out
+    store = TrustStore()
+    store.trust(ws)
+    assert store.state(ws) == TRUSTED
+    real.write_text(real.read_text().replace("hi", "yo").replace("127.0.0.1:9", "127.0.0.1:8"))  # a pull
+    assert store.state(ws) == CHANGED
+
+
+@pytest.mark.parametrize("name", [".forge.toml", "script.json", ".forge/templates/forge-system-prompt.md"])
+def test_a_trust_relevant_link_out_of_the_workspace_cannot_be_trusted(ws: Path, tmp_path: Path, name: str) -> None:
+    outside = tmp_path / "outside"
+    outside.write_text(TOML if name == ".forge.toml" else '{"responses": []}')
+    (ws / name).parent.mkdir(parents=True, exist_ok=True)
+    (ws / name).unlink(missing_ok=True)
+    (ws / name).symlink_to(outside)
+    store = TrustStore()
+    with pytest.raises(NotTrustable, match=r"outside the workspace") as caught:
+        store.trust(ws)
+    assert name in str(caught.value) and str(outside) in str(caught.value)
+    assert store.state(ws) == UNTRUSTED and not store.path.exists()
+
+
+def test_a_templates_folder_that_leaves_the_workspace_cannot_be_trusted(ws: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "forge-system-prompt.md").write_text("x")
+    (ws / ".forge").mkdir()
+    (ws / ".forge" / "templates").symlink_to(elsewhere)
+    with pytest.raises(NotTrustable, match=r"\.forge/templates.*outside the workspace"):
+        TrustStore().trust(ws)
+
+
+def test_a_link_within_the_workspace_can_be_trusted(ws: Path) -> None:
+    (ws / "docs").mkdir()
+    (ws / "docs" / "forge.toml").write_text(TOML)
+    (ws / ".forge.toml").unlink()
+    (ws / ".forge.toml").symlink_to("docs/forge.toml")
+    store = TrustStore()
+    store.trust(ws)
+    assert store.is_trusted(ws)
+
+
+# Issue 22 item 7: every trust-relevant byte is hashed, or the workspace cannot be trusted.
+def test_a_same_size_script_change_behind_many_templates_asks_again(ws: Path) -> None:
+    folder = ws / ".forge" / "templates"
+    folder.mkdir(parents=True)
+    for i in range(MAX_TEMPLATE_FILES):
+        (folder / f"t{i:04}.md").write_text("x")
+    store = TrustStore()
+    store.trust(ws)
+    assert store.is_trusted(ws)
+    before = (ws / "script.json").read_text()
+    after = before.replace('"hi"', '"yo"')
+    assert len(after) == len(before)
+    (ws / "script.json").write_text(after)
+    assert store.state(ws) == CHANGED
+    (ws / "script.json").write_text(before)
+    (folder / "t0000.md").write_text("y")  # a same-size template change, too
+    assert store.state(ws) == CHANGED
+
+
+def test_more_templates_than_the_limit_cannot_be_trusted_and_it_says_why(ws: Path) -> None:
+    folder = ws / ".forge" / "templates"
+    folder.mkdir(parents=True)
+    for i in range(MAX_TEMPLATE_FILES + 1):
+        (folder / f"t{i:04}.md").write_text("x")
+    store = TrustStore()
+    with pytest.raises(NotTrustable, match=rf"more than {MAX_TEMPLATE_FILES} files"):
+        store.trust(ws)
+    assert store.state(ws) == UNTRUSTED
