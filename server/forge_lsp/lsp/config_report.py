@@ -122,7 +122,11 @@ async def offer_trust(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, keys: 
         ls.log(f"could not ask whether to trust {runtime.root}: {exc}")
         return
     if answer is not None and answer.title == TRUST and not runtime.trusted:
-        trust(ls, runtime, True)
+        try:
+            trust(ls, runtime, True)
+        except OSError as exc:  # cannot be trusted (a file linked out of the workspace) or not recorded
+            ls.log(f"Forge: {exc}", t.MessageType.Error)
+            ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Error, message=f"Forge: {exc}"))
 
 
 def trust(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, trusted: bool) -> dict[str, Any]:
