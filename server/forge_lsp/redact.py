@@ -15,6 +15,7 @@ text with nothing to redact (nearly all of it) costs one scan per pattern.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -24,8 +25,37 @@ from typing import Any
 REDACTED = "[REDACTED]"
 MIN_SECRET_LEN = 6
 
-# Names of environment variables that hold credentials (matched on the upper-cased name).
-_SECRET_NAME = re.compile(r"_KEY$|_KEY_|APIKEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL")
+SECRET_NAMES = (
+    "*_KEY",
+    "*_KEY_*",
+    "*APIKEY*",
+    "*TOKEN*",
+    "*SECRET*",
+    "*PASSWORD*",
+    "*PASSWD*",
+    "*PASSPHRASE*",
+    "*_PASS",
+    "*_PASS_*",
+    "PASS_*",
+    "*_PWD",  # MYSQL_PWD; not PWD (the working folder) nor OLDPWD
+    "*_PWD_*",
+    "*_PW",
+    "*_PAT",  # a personal access token (GH_PAT); not PATH
+    "*_PAT_*",
+    "*CREDENTIAL*",
+    "*_CREDS",
+    "*_CREDS_*",
+    "*_AUTH",  # NPM_AUTH, ...; not GIT_AUTHOR_NAME
+    "*_AUTH_*",
+    "AUTH_*",
+    "*AUTHORIZATION*",
+    "*_COOKIE*",
+    "*_SESSION",
+    "*_DSN",  # SENTRY_DSN: a URL carrying a key
+    "*_PRIVATE*",
+)
+"""Names of environment variables that hold credentials (globs on the upper-cased name), defined once:
+their values are redacted everywhere, and the shell sandbox does not pass them on."""
 # ://user:password@ -> the password (group 2). The user name stays: it helps and is not a secret.
 _URL_PASSWORD = re.compile(r"://([^\s/:@\"'<>]*):([^\s/@\"'<>]+)@")
 # Each shape starts with a literal, so the regex engine skips to it; the word boundary before it is
@@ -58,7 +88,8 @@ def _word_start(text: str, start: int, extra: str) -> bool:
 
 def is_secret_name(name: str) -> bool:
     """Whether an environment variable's name says it holds a credential."""
-    return bool(_SECRET_NAME.search(name.upper()))
+    upper = name.upper()
+    return any(fnmatch.fnmatchcase(upper, p) for p in SECRET_NAMES)
 
 
 def secret_values(env: Mapping[str, str] | None = None) -> list[str]:

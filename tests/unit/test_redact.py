@@ -54,7 +54,9 @@ def test_credentials_inside_urls(text: str, expected: str) -> None:
 @pytest.mark.parametrize(
     "name",
     ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "MY_KEY", "GITHUB_TOKEN", "HF_TOKEN_X", "CLIENT_SECRET_ID", "DB_PASSWORD",
-     "AWS_SECRET_ACCESS_KEY", "MYAPIKEY"],
+     "AWS_SECRET_ACCESS_KEY", "MYAPIKEY",
+     # The sandbox's wider names (issue 22 item 4) are redacted too: one list for both.
+     "GH_PAT", "MYSQL_PWD", "DB_PASS", "NPM_AUTH", "REDIS_PW", "SMTP_CREDS", "SENTRY_DSN"],
 )  # fmt: skip
 def test_secret_env_names(name: str) -> None:
     assert is_secret_name(name)
@@ -62,7 +64,9 @@ def test_secret_env_names(name: str) -> None:
     assert redact(f"it is {value}!", secret_values({name: value})) == "it is [REDACTED]!"
 
 
-@pytest.mark.parametrize("name", ["PATH", "HOME", "KEYBOARD", "MONKEY_BUSINESS", "LANG", "EDITOR"])
+@pytest.mark.parametrize(
+    "name", ["PATH", "HOME", "KEYBOARD", "MONKEY_BUSINESS", "LANG", "EDITOR", "PWD", "OLDPWD", "GIT_AUTHOR_NAME"]
+)
 def test_ordinary_env_names_are_not_secrets(name: str) -> None:
     assert not is_secret_name(name)
     assert secret_values({name: "/usr/local/bin:/usr/bin"}) == []

@@ -23,36 +23,12 @@ import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from forge_lsp.redact import SECRET_NAMES as CREDENTIAL_NAMES
+
 log = logging.getLogger(__name__)
 
 SECRET_NAMES = (
-    "*_KEY",
-    "*_KEY_*",
-    "*_API_KEY",
-    "*TOKEN*",
-    "*SECRET*",
-    "*PASSWORD*",
-    "*PASSWD*",
-    "*PASSPHRASE*",
-    "*_PASS",
-    "*_PASS_*",
-    "PASS_*",
-    "*_PWD",  # MYSQL_PWD; not PWD (the working folder) nor OLDPWD
-    "*_PWD_*",
-    "*_PW",
-    "*_PAT",  # a personal access token (GH_PAT); not PATH
-    "*_PAT_*",
-    "*CREDENTIAL*",
-    "*_CREDS",
-    "*_CREDS_*",
-    "*_AUTH",  # NPM_AUTH, ...; not GIT_AUTHOR_NAME
-    "*_AUTH_*",
-    "AUTH_*",
-    "*AUTHORIZATION*",
-    "*_COOKIE*",
-    "*_SESSION",
-    "*_DSN",  # SENTRY_DSN: a URL carrying a key
-    "*_PRIVATE*",
+    *CREDENTIAL_NAMES,
     "AWS_*",
     "OPENAI_*",
     "ANTHROPIC_*",
@@ -60,7 +36,8 @@ SECRET_NAMES = (
     "SSH_AUTH_SOCK",
     "GPG_AGENT_INFO",
 )
-"""Environment variable names a sandboxed command does not get (compared upper-cased)."""
+"""Environment variable names a sandboxed command does not get (compared upper-cased): every credential
+name (redact.SECRET_NAMES), and the model providers' and agents' variables."""
 
 _CREDENTIAL_URL = re.compile(r"://[^/\s:@]+:[^/\s@]+@")
 """A value like postgres://user:password@host carries a password whatever its name."""
