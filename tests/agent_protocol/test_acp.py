@@ -32,12 +32,14 @@ def shell(command: str) -> dict[str, Any]:
 class Recorder:
     """The client: records every session/update, answers permission with `answer`, offers fs/write when asked."""
 
-    def __init__(self, answer: str = "reject_once", buffers: dict[str, str] | None = None) -> None:
+    def __init__(self, answer: str = "reject_once", buffers: dict[str, str] | None = None, missing: str | None = None) -> None:
+        """missing: what a read of a file the client has no buffer of answers (CodeCompanion answers ""); None: an error."""
         self.updates: list[Any] = []
         self.permissions: list[Any] = []
         self.writes: list[tuple[str, str]] = []
         self.reads: list[str] = []
         self.buffers = buffers or {}
+        self.missing = missing
         self.answer = answer
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
@@ -49,12 +51,15 @@ class Recorder:
 
     async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> Any:
         self.writes.append((path, content))
+        self.buffers[path] = content  # an editor's buffer, not saved yet
         return WriteTextFileResponse()
 
     async def read_text_file(self, session_id: str, path: str, **kwargs: Any) -> Any:
         self.reads.append(path)
         if path not in self.buffers:
-            raise RuntimeError("no such buffer")
+            if self.missing is not None:
+                return ReadTextFileResponse(content=self.missing)
+            raise RuntimeError("Resource not found")
         return ReadTextFileResponse(content=self.buffers[path])
 
     def on_connect(self, conn: Any) -> None:
@@ -277,6 +282,29 @@ async def test_reads_come_from_the_clients_buffers_when_it_offers_fs(workspace: 
     assert "only on disk" in outputs[1] and done[1].status == "completed"
     assert done[2].status == "failed" and "FIFO" in outputs[2]
     assert client.reads == [notes, str(workspace.resolve() / "other.md")]
+
+
+@pytest.mark.parametrize("missing", ["", None], ids=["answers-empty", "answers-not-found"])
+async def test_a_missing_file_is_not_found_and_the_client_is_not_asked_about_it(workspace: Path, missing: str | None) -> None:
+    write = {"tool_calls": [{"name": "write", "arguments": {"file_path": "new.md", "content": "fresh\n"}}]}
+    workspace_with(workspace, read("missing.md"), write, read("new.md"), {"text": "done"})
+    client = Recorder(missing=missing)
+    ctx, conn, proc, _ = await start(client, fs=True, read=True)
+    try:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        result = await conn.prompt(session_id=session.session_id, prompt=[text_block("read, write, read")])
+    finally:
+        await ctx.__aexit__(None, None, None)
+    assert result.stop_reason == "end_turn"
+    done = [u for u in client.of("tool_call_update") if u.status in ("completed", "failed") and len(u.content) == 1]
+    outputs = [u.content[0].content.text for u in done]
+    # Not "an empty file": the same failure as on disk. And a file about to be created is not asked about.
+    assert done[0].status == "failed" and "file not found: missing.md" in outputs[0]
+    assert done[1].status == "completed" and done[2].status == "completed"
+    new = str(workspace.resolve() / "new.md")
+    assert client.writes == [(new, "fresh\n")]
+    # The client's buffer of the file the agent wrote is asked about (the disk has no such file).
+    assert "fresh" in outputs[2] and client.reads == [new]
 
 
 async def test_allow_for_this_conversation_is_asked_once_per_session(workspace: Path) -> None:
