@@ -77,9 +77,12 @@ log = logging.getLogger(__name__)
 class ClientFiles(DiskFiles):
     """Edits through the client (its unsaved buffers) when it offers fs/*; the disk otherwise.
 
-    The client is asked only about a regular file or one that does not exist yet (a
-    FIFO or a device is the disk's to refuse), and text over ``max_chars`` is not
-    taken from it: the disk read then applies the size limit with its own message.
+    The client is asked only about a regular file, or one the disk does not have that this
+    session wrote through the client (its buffer, not saved yet): ACP cannot ask whether a
+    buffer is open, and clients answer a file that exists nowhere with "" (CodeCompanion) or
+    an error shown to the user (acpx), so such a file is the disk's "file not found". A FIFO
+    or a device is the disk's to refuse, and text over ``max_chars`` is not taken from the
+    client: the disk read then applies the size limit with its own message.
     """
 
     def __init__(self, agent: ForgeAgent, session_id: str, caps: ClientCapabilities | None, max_chars: Callable[[], int]) -> None:
@@ -90,11 +93,14 @@ class ClientFiles(DiskFiles):
         fs = caps.fs if caps is not None else None
         self.can_read = bool(fs and fs.read_text_file)
         self.can_write = bool(fs and fs.write_text_file)
+        self.written: set[Path] = set()
+        """Files written through the client: it has a buffer of each, saved or not."""
 
     async def read_text(self, path: Path) -> str | None:
         if not self.can_read or self.agent.conn is None:
             return None
-        if not await asyncio.to_thread(_regular_or_absent, path):
+        kind = await asyncio.to_thread(_file_kind, path)
+        if kind == "other" or (kind == "absent" and path not in self.written):
             return None
         try:
             response = await self.agent.conn.read_text_file(session_id=self.session_id, path=str(path))
@@ -109,8 +115,13 @@ class ClientFiles(DiskFiles):
     async def write_text(self, path: Path, content: str) -> None:
         if self.can_write and self.agent.conn is not None:
             await self.agent.conn.write_text_file(session_id=self.session_id, path=str(path), content=content)
+            self.written.add(path)
             return
         await super().write_text(path, content)
+
+    async def delete(self, path: Path) -> None:
+        self.written.discard(path)
+        await super().delete(path)
 
 
 class AcpSession:
@@ -343,13 +354,14 @@ def refused(message: str) -> RequestError:
     return RequestError(-32600, message)
 
 
-def _regular_or_absent(path: Path) -> bool:
+def _file_kind(path: Path) -> str:
+    """ "regular", "absent" (nothing there, or a dangling link) or "other" (a FIFO, a device, a folder, unreadable)."""
     try:
-        return stat.S_ISREG(os.stat(path).st_mode)
+        return "regular" if stat.S_ISREG(os.stat(path).st_mode) else "other"
     except FileNotFoundError:
-        return True
+        return "absent"
     except OSError:
-        return False
+        return "other"
 
 
 async def serve() -> int:
