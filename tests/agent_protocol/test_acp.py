@@ -38,15 +38,20 @@ class Recorder:
         self.permissions: list[Any] = []
         self.writes: list[tuple[str, str]] = []
         self.reads: list[str] = []
+        self.order: list[str] = []
+        """Each tool_call and permission request as it arrived: "tool_call ID", "permission ID"."""
         self.buffers = buffers or {}
         self.missing = missing
         self.answer = answer
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append(update)
+        if update.session_update == "tool_call":
+            self.order.append(f"tool_call {update.tool_call_id}")
 
     async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any) -> Any:
         self.permissions.append((tool_call, [o.option_id for o in options]))
+        self.order.append(f"permission {tool_call.tool_call_id}")
         return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=self.answer))
 
     async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> Any:
@@ -144,6 +149,29 @@ async def test_permission_asked_and_refused(workspace: Path) -> None:
     assert call.tool_call_id == client.of("tool_call")[0].tool_call_id
     assert not (workspace / "deployed").exists()
     assert any(u.status == "failed" for u in client.of("tool_call_update"))
+
+
+async def test_the_permission_request_is_about_its_own_call_after_that_call_was_announced(workspace: Path) -> None:
+    workspace_with(
+        workspace,
+        shell("echo before"),
+        {"tool_calls": [{"name": "read", "arguments": {"file_path": "script.json"}}, shell("echo deploy now")["tool_calls"][0]]},
+        {"text": "deployed"},
+        toml='[tools.shell]\nconfirm = ["echo deploy*"]',
+    )
+    client = Recorder(answer="allow_once")
+    ctx, conn, proc, _ = await start(client)
+    try:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        result = await conn.prompt(session_id=session.session_id, prompt=[text_block("deploy")])
+    finally:
+        await ctx.__aexit__(None, None, None)
+    assert result.stop_reason == "end_turn"
+    first, second, deploy = (c.tool_call_id for c in client.of("tool_call"))
+    assert len({first, second, deploy}) == 3
+    assert client.order == [f"tool_call {first}", f"tool_call {second}", f"tool_call {deploy}", f"permission {deploy}"]
+    ((call, _),) = client.permissions
+    assert "echo deploy now" in call.title
 
 
 async def test_cancel_stops_the_turn_and_kills_the_shell(workspace: Path) -> None:
