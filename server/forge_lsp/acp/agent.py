@@ -73,6 +73,9 @@ if TYPE_CHECKING:  # imported when the first workspace opens
 
 log = logging.getLogger(__name__)
 
+ANNOUNCE_WAIT_S = 30.0
+"""How long a permission request waits for its call's tool_call to reach the client."""
+
 
 class ClientFiles(DiskFiles):
     """Edits through the client (its unsaved buffers) when it offers fs/*; the disk otherwise.
@@ -134,7 +137,8 @@ class AcpSession:
         self.core = core
         self.runtime = runtime
         self.root = runtime.root
-        self.current_call: str | None = None
+        self.announced: dict[str, asyncio.Event] = {}
+        """The running turn's tool calls, set once the client was sent each one's tool_call."""
         self.outputs: dict[str, str] = {}
         self.told_trust = False
 
@@ -175,7 +179,7 @@ class ForgeAgent:
         session/request_permission."""
         session = AcpSession(core, runtime)
         core.files = ClientFiles(self, session.id, self.client_caps, lambda: runtime.config.max_file_size_bytes)
-        core.ask = lambda tool, question: self.ask(session, tool, question)
+        core.ask = lambda tool, question, call_id: self.ask(session, tool, question, call_id)
         self.sessions[session.id] = session
         return session
 
@@ -260,6 +264,7 @@ class ForgeAgent:
         finally:
             queue.put_nowait(None)
             await pump
+            session.announced.clear()
         return await self.finish(session, summary)
 
     async def finish(self, session: AcpSession, summary: TurnSummary) -> PromptResponse:
@@ -298,8 +303,10 @@ class ForgeAgent:
         elif isinstance(event, Reasoning):
             await self.update(sid, update_agent_thought_text(redact(event.text)))
         elif isinstance(event, ToolCallStarted):
-            session.current_call = event.call_id
-            await self.update(sid, tool_started(event, session.root))
+            try:
+                await self.update(sid, tool_started(event, session.root))
+            finally:
+                session.announced.setdefault(event.call_id, asyncio.Event()).set()
         elif isinstance(event, ToolCallFinished):
             output = redact(event.output)
             session.outputs[event.call_id] = output
@@ -313,14 +320,21 @@ class ForgeAgent:
         elif isinstance(event, Interrupt):
             log.info("turn interrupted: %s", event.reason.summary())
 
-    async def ask(self, session: AcpSession, tool: str, question: str) -> str:
-        """A confirm rule matched: session/request_permission (allow once, allow always, reject).
+    async def ask(self, session: AcpSession, tool: str, question: str, call_id: str | None) -> str:
+        """A confirm rule matched in the tool call call_id: session/request_permission (allow once, allow
+        always, reject) about that call, once the client was sent its tool_call (the updates go out from the
+        pump, which a slow client holds back: a request before them would be about a call not shown yet).
 
         "Allow for this conversation" is answered "always": the session (core) remembers it for its conversation.
         """
         if self.conn is None:
             return "deny"
-        call = ToolCallUpdate(tool_call_id=session.current_call or "forge-permission", title=redact(question))
+        if call_id is not None:
+            try:
+                await asyncio.wait_for(session.announced.setdefault(call_id, asyncio.Event()).wait(), ANNOUNCE_WAIT_S)
+            except TimeoutError:  # the client is not taking updates; ask anyway
+                log.warning("tool call %s was not announced in %s s; asking about it anyway", call_id, ANNOUNCE_WAIT_S)
+        call = ToolCallUpdate(tool_call_id=call_id or "forge-permission", title=redact(question))
         response = await self.conn.request_permission(session_id=session.id, tool_call=call, options=PERMISSION_OPTIONS)
         outcome = response.outcome
         chosen = getattr(outcome, "option_id", None) if getattr(outcome, "outcome", None) == "selected" else None
