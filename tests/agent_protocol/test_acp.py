@@ -253,9 +253,12 @@ async def test_an_untrusted_workspace_is_said_and_bad_sessions_are_errors(worksp
     ctx, conn, proc, _ = await start(client)
     try:
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
-        with pytest.raises(Exception, match="no model is set"):
-            await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
+        # Refused before the turn starts: the turn ends with the reason said (not a JSON-RPC error a client
+        # may leave "in progress" forever, without showing why).
+        refused = await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
+        assert refused.stop_reason == "end_turn" and refused.field_meta["refused"]["kind"] == "NoModel"
         assert "is not trusted" in client.text() and "forge-lsp trust" in client.text()
+        assert "no model is set" in client.text() and "ignored because the workspace is not trusted" in client.text()
         with pytest.raises(Exception, match="no session"):
             await conn.prompt(session_id="nope", prompt=[text_block("hi")])
         with pytest.raises(Exception, match="absolute path"):
