@@ -83,3 +83,28 @@ async def test_the_first_call_of_a_turn_is_asked_about_by_its_own_id(workspace: 
     await run_prompt(ForgeAgent(), client, workspace, "deploy")
     (call,) = client.of("tool_call")
     assert client.order == [f"tool_call {call.tool_call_id}", f"permission {call.tool_call_id}"]
+
+
+async def test_a_prompt_while_a_turn_runs_in_the_workspace_ends_saying_so(workspace: Path) -> None:
+    marker = workspace / "started"
+    workspace_with(workspace, shell(f"touch {marker}; exec sleep 30"))
+    client = SlowClient(delay=0)
+    agent = ForgeAgent()
+    agent.on_connect(client)  # type: ignore[arg-type]
+    await agent.initialize(protocol_version=1, client_capabilities=ClientCapabilities())
+    first = await agent.new_session(cwd=str(workspace), mcp_servers=[])
+    second = await agent.new_session(cwd=str(workspace), mcp_servers=[])
+    try:
+        turn = asyncio.ensure_future(agent.prompt(session_id=first.session_id, prompt=[text_block("wait")]))
+        for _ in range(400):
+            if marker.exists():
+                break
+            await asyncio.sleep(0.05)
+        refused = await agent.prompt(session_id=second.session_id, prompt=[text_block("hi")])
+        await agent.cancel(session_id=first.session_id)
+        assert (await asyncio.wait_for(turn, 10)).stop_reason == "cancelled"
+    finally:
+        agent.close()
+    assert refused.stop_reason == "end_turn" and refused.field_meta["refused"]["kind"] == "TurnInProgress"
+    said = "".join(u.content.text for u in client.of("agent_message_chunk"))
+    assert "The prompt was not run: a turn is already running" in said

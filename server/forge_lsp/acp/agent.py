@@ -254,18 +254,28 @@ class ForgeAgent:
                 ),
             )
         if runtime.running:
-            raise refused(f"a turn is already running in {runtime.root}; cancel it first")
+            return await self.refuse(session, TurnInProgress(f"a turn is already running in {runtime.root}; cancel it first"))
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
         pump = asyncio.ensure_future(self.pump(session, queue))
+        refusal: TurnInProgress | NoModel | None = None
         try:
             summary: TurnSummary = await runtime.run(text, queue.put_nowait, session=session.core)
         except (TurnInProgress, NoModel) as exc:
-            raise refused(str(exc)) from None
+            refusal = exc
         finally:
             queue.put_nowait(None)
             await pump
             session.announced.clear()
+        if refusal is not None:
+            return await self.refuse(session, refusal)
         return await self.finish(session, summary)
+
+    async def refuse(self, session: AcpSession, exc: TurnInProgress | NoModel) -> PromptResponse:
+        """A prompt that cannot start (no model set, a turn running) ends its turn with the reason said, as a
+        failed turn does: a JSON-RPC error here leaves some clients' chats "in progress", the reason unseen."""
+        reason = redact(str(exc))
+        await self.update(session.id, update_agent_message_text(f"The prompt was not run: {reason}"))
+        return PromptResponse(stop_reason="end_turn", field_meta={"refused": {"kind": type(exc).__name__, "message": reason}})
 
     async def finish(self, session: AcpSession, summary: TurnSummary) -> PromptResponse:
         """The stop reason (and, for an interrupt or a failure, the reason said in a message and in _meta)."""
@@ -361,11 +371,6 @@ class ForgeAgent:
 def invalid_params(message: str) -> RequestError:
     """A request the client got wrong, with a message that says what (not a bare "Invalid params")."""
     return RequestError(-32602, message)
-
-
-def refused(message: str) -> RequestError:
-    """A prompt that cannot run now (no model set, a turn running), saying why."""
-    return RequestError(-32600, message)
 
 
 def _file_kind(path: Path) -> str:
