@@ -186,6 +186,9 @@ async def test_cancel_stops_the_turn_and_kills_the_shell(workspace: Path) -> Non
         while not (marker.exists() and marker.read_text().strip()) and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
         pid = int(marker.read_text())
+        while not client.of("tool_call") and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        announced_before_cancel = len(client.of("tool_call"))
         started = time.monotonic()
         await conn.cancel(session_id=session.session_id)
         result = await asyncio.wait_for(turn, 10)
@@ -193,6 +196,12 @@ async def test_cancel_stops_the_turn_and_kills_the_shell(workspace: Path) -> Non
     finally:
         await ctx.__aexit__(None, None, None)
     assert result.stop_reason == "cancelled" and stopped_in < 5
+    # The running call was shown while it ran, and ends as failed (not "running" forever); the summary counts it.
+    assert announced_before_cancel == 1
+    (call,) = client.of("tool_call")
+    final = [u for u in client.of("tool_call_update") if u.tool_call_id == call.tool_call_id]
+    assert final and final[-1].status == "failed" and "cancelled" in final[-1].content[0].content.text
+    assert result.field_meta["forge"]["toolCalls"] == 1
     await asyncio.sleep(0.2)
     assert not Path(f"/proc/{pid}").exists() or "State:\tZ" in Path(f"/proc/{pid}/status").read_text()
 
