@@ -240,6 +240,25 @@ async def test_session_load_after_a_restart_replays_history(workspace: Path) -> 
     assert result.field_meta["forge"]["conversationId"] == session.session_id
 
 
+async def test_session_list_offers_the_workspaces_conversations_to_resume(workspace: Path) -> None:
+    workspace_with(workspace, {"text": "first done"}, {"text": "second done"})
+    client = Recorder()
+    ctx, conn, proc, init = await start(client)
+    try:
+        assert init.agent_capabilities.session_capabilities.list is not None
+        first = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await conn.prompt(session_id=first.session_id, prompt=[text_block("fix the parser\nplease")])
+        await conn.new_session(cwd=str(workspace), mcp_servers=[])  # never prompted: nothing to resume
+        listed = await conn.list_sessions(cwd=str(workspace))
+        everywhere = await conn.list_sessions()
+    finally:
+        await ctx.__aexit__(None, None, None)
+    (info,) = listed.sessions
+    assert info.session_id == first.session_id and info.cwd == str(workspace.resolve())
+    assert info.title == "fix the parser" and info.updated_at and listed.next_cursor is None
+    assert [s.session_id for s in everywhere.sessions] == [first.session_id]
+
+
 async def test_edits_go_through_the_client_when_it_offers_fs(workspace: Path) -> None:
     write = {"tool_calls": [{"name": "write", "arguments": {"file_path": "notes.md", "content": "hello\n"}}]}
     workspace_with(workspace, write, {"text": "wrote"})
