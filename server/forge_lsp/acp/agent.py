@@ -31,7 +31,11 @@ from acp.schema import (
     AgentCapabilities,
     ClientCapabilities,
     Implementation,
+    ListSessionsResponse,
     PromptCapabilities,
+    SessionCapabilities,
+    SessionInfo,
+    SessionListCapabilities,
     ToolCallUpdate,
 )
 
@@ -206,7 +210,9 @@ class ForgeAgent:
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
-                load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True)
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(embedded_context=True),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
             ),
             agent_info=Implementation(name="forge-lsp", title="Forge (forge-lsp)", version=__version__),
         )
@@ -227,6 +233,21 @@ class ForgeAgent:
         session = self.adopt(core, runtime)
         await self.replay(session, await asyncio.to_thread(runtime.history, core))
         return LoadSessionResponse()
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any) -> ListSessionsResponse:
+        """The stored conversations that have a turn to resume (session/load), the latest first: those of cwd's
+        workspace, or of every workspace this agent has open. One page: nextCursor is never set."""
+        runtimes = [self.runtime_for(cwd)] if cwd is not None else list(self.workspaces)
+        found: list[tuple[str, SessionInfo]] = []
+        for runtime in runtimes:
+            for c in await asyncio.to_thread(runtime.list_conversations):
+                if c.get("turns"):
+                    info = SessionInfo(
+                        session_id=c["id"], cwd=str(runtime.root), title=redact(c["title"]) or None, updated_at=c["updated"]
+                    )
+                    found.append((str(c["updated"]), info))
+        found.sort(key=lambda pair: pair[0], reverse=True)
+        return ListSessionsResponse(sessions=[info for _, info in found])
 
     async def replay(self, session: AcpSession, history: list[ChatMessage]) -> None:
         """The stored conversation as session/update notifications, in order; the last todo_write is the plan again."""
