@@ -32,29 +32,39 @@ def shell(command: str) -> dict[str, Any]:
 class Recorder:
     """The client: records every session/update, answers permission with `answer`, offers fs/write when asked."""
 
-    def __init__(self, answer: str = "reject_once", buffers: dict[str, str] | None = None) -> None:
+    def __init__(self, answer: str = "reject_once", buffers: dict[str, str] | None = None, missing: str | None = None) -> None:
+        """missing: what a read of a file the client has no buffer of answers (CodeCompanion answers ""); None: an error."""
         self.updates: list[Any] = []
         self.permissions: list[Any] = []
         self.writes: list[tuple[str, str]] = []
         self.reads: list[str] = []
+        self.order: list[str] = []
+        """Each tool_call and permission request as it arrived: "tool_call ID", "permission ID"."""
         self.buffers = buffers or {}
+        self.missing = missing
         self.answer = answer
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append(update)
+        if update.session_update == "tool_call":
+            self.order.append(f"tool_call {update.tool_call_id}")
 
     async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any) -> Any:
         self.permissions.append((tool_call, [o.option_id for o in options]))
+        self.order.append(f"permission {tool_call.tool_call_id}")
         return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=self.answer))
 
     async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> Any:
         self.writes.append((path, content))
+        self.buffers[path] = content  # an editor's buffer, not saved yet
         return WriteTextFileResponse()
 
     async def read_text_file(self, session_id: str, path: str, **kwargs: Any) -> Any:
         self.reads.append(path)
         if path not in self.buffers:
-            raise RuntimeError("no such buffer")
+            if self.missing is not None:
+                return ReadTextFileResponse(content=self.missing)
+            raise RuntimeError("Resource not found")
         return ReadTextFileResponse(content=self.buffers[path])
 
     def on_connect(self, conn: Any) -> None:
@@ -141,6 +151,29 @@ async def test_permission_asked_and_refused(workspace: Path) -> None:
     assert any(u.status == "failed" for u in client.of("tool_call_update"))
 
 
+async def test_the_permission_request_is_about_its_own_call_after_that_call_was_announced(workspace: Path) -> None:
+    workspace_with(
+        workspace,
+        shell("echo before"),
+        {"tool_calls": [{"name": "read", "arguments": {"file_path": "script.json"}}, shell("echo deploy now")["tool_calls"][0]]},
+        {"text": "deployed"},
+        toml='[tools.shell]\nconfirm = ["echo deploy*"]',
+    )
+    client = Recorder(answer="allow_once")
+    ctx, conn, proc, _ = await start(client)
+    try:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        result = await conn.prompt(session_id=session.session_id, prompt=[text_block("deploy")])
+    finally:
+        await ctx.__aexit__(None, None, None)
+    assert result.stop_reason == "end_turn"
+    first, second, deploy = (c.tool_call_id for c in client.of("tool_call"))
+    assert len({first, second, deploy}) == 3
+    assert client.order == [f"tool_call {first}", f"tool_call {second}", f"tool_call {deploy}", f"permission {deploy}"]
+    ((call, _),) = client.permissions
+    assert "echo deploy now" in call.title
+
+
 async def test_cancel_stops_the_turn_and_kills_the_shell(workspace: Path) -> None:
     marker = workspace / "sleeping.pid"
     workspace_with(workspace, shell(f"echo $$ > {marker}; exec sleep 30"))
@@ -153,6 +186,9 @@ async def test_cancel_stops_the_turn_and_kills_the_shell(workspace: Path) -> Non
         while not (marker.exists() and marker.read_text().strip()) and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
         pid = int(marker.read_text())
+        while not client.of("tool_call") and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        announced_before_cancel = len(client.of("tool_call"))
         started = time.monotonic()
         await conn.cancel(session_id=session.session_id)
         result = await asyncio.wait_for(turn, 10)
@@ -160,6 +196,12 @@ async def test_cancel_stops_the_turn_and_kills_the_shell(workspace: Path) -> Non
     finally:
         await ctx.__aexit__(None, None, None)
     assert result.stop_reason == "cancelled" and stopped_in < 5
+    # The running call was shown while it ran, and ends as failed (not "running" forever); the summary counts it.
+    assert announced_before_cancel == 1
+    (call,) = client.of("tool_call")
+    final = [u for u in client.of("tool_call_update") if u.tool_call_id == call.tool_call_id]
+    assert final and final[-1].status == "failed" and "cancelled" in final[-1].content[0].content.text
+    assert result.field_meta["forge"]["toolCalls"] == 1
     await asyncio.sleep(0.2)
     assert not Path(f"/proc/{pid}").exists() or "State:\tZ" in Path(f"/proc/{pid}/status").read_text()
 
@@ -198,6 +240,25 @@ async def test_session_load_after_a_restart_replays_history(workspace: Path) -> 
     assert result.field_meta["forge"]["conversationId"] == session.session_id
 
 
+async def test_session_list_offers_the_workspaces_conversations_to_resume(workspace: Path) -> None:
+    workspace_with(workspace, {"text": "first done"}, {"text": "second done"})
+    client = Recorder()
+    ctx, conn, proc, init = await start(client)
+    try:
+        assert init.agent_capabilities.session_capabilities.list is not None
+        first = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await conn.prompt(session_id=first.session_id, prompt=[text_block("fix the parser\nplease")])
+        await conn.new_session(cwd=str(workspace), mcp_servers=[])  # never prompted: nothing to resume
+        listed = await conn.list_sessions(cwd=str(workspace))
+        everywhere = await conn.list_sessions()
+    finally:
+        await ctx.__aexit__(None, None, None)
+    (info,) = listed.sessions
+    assert info.session_id == first.session_id and info.cwd == str(workspace.resolve())
+    assert info.title == "fix the parser" and info.updated_at and listed.next_cursor is None
+    assert [s.session_id for s in everywhere.sessions] == [first.session_id]
+
+
 async def test_edits_go_through_the_client_when_it_offers_fs(workspace: Path) -> None:
     write = {"tool_calls": [{"name": "write", "arguments": {"file_path": "notes.md", "content": "hello\n"}}]}
     workspace_with(workspace, write, {"text": "wrote"})
@@ -220,9 +281,12 @@ async def test_an_untrusted_workspace_is_said_and_bad_sessions_are_errors(worksp
     ctx, conn, proc, _ = await start(client)
     try:
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
-        with pytest.raises(Exception, match="no model is set"):
-            await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
+        # Refused before the turn starts: the turn ends with the reason said (not a JSON-RPC error a client
+        # may leave "in progress" forever, without showing why).
+        refused = await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
+        assert refused.stop_reason == "end_turn" and refused.field_meta["refused"]["kind"] == "NoModel"
         assert "is not trusted" in client.text() and "forge-lsp trust" in client.text()
+        assert "no model is set" in client.text() and "ignored because the workspace is not trusted" in client.text()
         with pytest.raises(Exception, match="no session"):
             await conn.prompt(session_id="nope", prompt=[text_block("hi")])
         with pytest.raises(Exception, match="absolute path"):
@@ -277,6 +341,29 @@ async def test_reads_come_from_the_clients_buffers_when_it_offers_fs(workspace: 
     assert "only on disk" in outputs[1] and done[1].status == "completed"
     assert done[2].status == "failed" and "FIFO" in outputs[2]
     assert client.reads == [notes, str(workspace.resolve() / "other.md")]
+
+
+@pytest.mark.parametrize("missing", ["", None], ids=["answers-empty", "answers-not-found"])
+async def test_a_missing_file_is_not_found_and_the_client_is_not_asked_about_it(workspace: Path, missing: str | None) -> None:
+    write = {"tool_calls": [{"name": "write", "arguments": {"file_path": "new.md", "content": "fresh\n"}}]}
+    workspace_with(workspace, read("missing.md"), write, read("new.md"), {"text": "done"})
+    client = Recorder(missing=missing)
+    ctx, conn, proc, _ = await start(client, fs=True, read=True)
+    try:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        result = await conn.prompt(session_id=session.session_id, prompt=[text_block("read, write, read")])
+    finally:
+        await ctx.__aexit__(None, None, None)
+    assert result.stop_reason == "end_turn"
+    done = [u for u in client.of("tool_call_update") if u.status in ("completed", "failed") and len(u.content) == 1]
+    outputs = [u.content[0].content.text for u in done]
+    # Not "an empty file": the same failure as on disk. And a file about to be created is not asked about.
+    assert done[0].status == "failed" and "file not found: missing.md" in outputs[0]
+    assert done[1].status == "completed" and done[2].status == "completed"
+    new = str(workspace.resolve() / "new.md")
+    assert client.writes == [(new, "fresh\n")]
+    # The client's buffer of the file the agent wrote is asked about (the disk has no such file).
+    assert "fresh" in outputs[2] and client.reads == [new]
 
 
 async def test_allow_for_this_conversation_is_asked_once_per_session(workspace: Path) -> None:

@@ -18,7 +18,7 @@ def asking(*answers: str) -> tuple[list[str], Session]:
     asked: list[str] = []
     replies = iter(answers)
 
-    async def ask(_tool: str, question: str) -> str:
+    async def ask(_tool: str, question: str, _call_id: str | None) -> str:
         asked.append(question)
         return next(replies)
 
@@ -43,7 +43,7 @@ async def test_nobody_to_ask_is_not_a_denial_and_a_broken_client_is() -> None:
     with pytest.raises(NobodyToAsk):
         await Session(None, DiskFiles(), deny_all).confirm("shell", "run git push?")
 
-    async def broken(_tool: str, _question: str) -> str:
+    async def broken(_tool: str, _question: str, _call_id: str | None) -> str:
         raise ConnectionError("client went away")
 
     assert not await Session(None, DiskFiles(), broken).confirm("shell", "run git push?")
@@ -83,3 +83,17 @@ def test_the_errors_module_is_cheap_to_import() -> None:
     code = "import forge_lsp.core.errors, sys; print(sorted(m for m in sys.modules if m.startswith('forge_lsp')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert eval(out) == ["forge_lsp", "forge_lsp.core", "forge_lsp.core.errors"]
+
+
+async def test_the_question_names_the_tool_call_it_is_about() -> None:
+    calls: list[str | None] = []
+
+    async def ask(_tool: str, _question: str, call_id: str | None) -> str:
+        calls.append(call_id)
+        return "always"
+
+    session = Session("c1", DiskFiles(), ask)
+    assert await session.confirm("shell", "run git push?", "call_1")
+    assert await session.confirm("shell", "run git push?", "call_2")  # remembered: not asked again
+    assert await session.confirm("shell", "run rm x?")
+    assert calls == ["call_1", None]

@@ -31,7 +31,11 @@ from acp.schema import (
     AgentCapabilities,
     ClientCapabilities,
     Implementation,
+    ListSessionsResponse,
     PromptCapabilities,
+    SessionCapabilities,
+    SessionInfo,
+    SessionListCapabilities,
     ToolCallUpdate,
 )
 
@@ -73,13 +77,19 @@ if TYPE_CHECKING:  # imported when the first workspace opens
 
 log = logging.getLogger(__name__)
 
+ANNOUNCE_WAIT_S = 30.0
+"""How long a permission request waits for its call's tool_call to reach the client."""
+
 
 class ClientFiles(DiskFiles):
     """Edits through the client (its unsaved buffers) when it offers fs/*; the disk otherwise.
 
-    The client is asked only about a regular file or one that does not exist yet (a
-    FIFO or a device is the disk's to refuse), and text over ``max_chars`` is not
-    taken from it: the disk read then applies the size limit with its own message.
+    The client is asked only about a regular file, or one the disk does not have that this
+    session wrote through the client (its buffer, not saved yet): ACP cannot ask whether a
+    buffer is open, and clients answer a file that exists nowhere with "" (CodeCompanion) or
+    an error shown to the user (acpx), so such a file is the disk's "file not found". A FIFO
+    or a device is the disk's to refuse, and text over ``max_chars`` is not taken from the
+    client: the disk read then applies the size limit with its own message.
     """
 
     def __init__(self, agent: ForgeAgent, session_id: str, caps: ClientCapabilities | None, max_chars: Callable[[], int]) -> None:
@@ -90,11 +100,14 @@ class ClientFiles(DiskFiles):
         fs = caps.fs if caps is not None else None
         self.can_read = bool(fs and fs.read_text_file)
         self.can_write = bool(fs and fs.write_text_file)
+        self.written: set[Path] = set()
+        """Files written through the client: it has a buffer of each, saved or not."""
 
     async def read_text(self, path: Path) -> str | None:
         if not self.can_read or self.agent.conn is None:
             return None
-        if not await asyncio.to_thread(_regular_or_absent, path):
+        kind = await asyncio.to_thread(_file_kind, path)
+        if kind == "other" or (kind == "absent" and path not in self.written):
             return None
         try:
             response = await self.agent.conn.read_text_file(session_id=self.session_id, path=str(path))
@@ -109,8 +122,13 @@ class ClientFiles(DiskFiles):
     async def write_text(self, path: Path, content: str) -> None:
         if self.can_write and self.agent.conn is not None:
             await self.agent.conn.write_text_file(session_id=self.session_id, path=str(path), content=content)
+            self.written.add(path)
             return
         await super().write_text(path, content)
+
+    async def delete(self, path: Path) -> None:
+        self.written.discard(path)
+        await super().delete(path)
 
 
 class AcpSession:
@@ -123,7 +141,8 @@ class AcpSession:
         self.core = core
         self.runtime = runtime
         self.root = runtime.root
-        self.current_call: str | None = None
+        self.announced: dict[str, asyncio.Event] = {}
+        """The running turn's tool calls, set once the client was sent each one's tool_call."""
         self.outputs: dict[str, str] = {}
         self.told_trust = False
 
@@ -164,7 +183,7 @@ class ForgeAgent:
         session/request_permission."""
         session = AcpSession(core, runtime)
         core.files = ClientFiles(self, session.id, self.client_caps, lambda: runtime.config.max_file_size_bytes)
-        core.ask = lambda tool, question: self.ask(session, tool, question)
+        core.ask = lambda tool, question, call_id: self.ask(session, tool, question, call_id)
         self.sessions[session.id] = session
         return session
 
@@ -191,7 +210,9 @@ class ForgeAgent:
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
-                load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True)
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(embedded_context=True),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
             ),
             agent_info=Implementation(name="forge-lsp", title="Forge (forge-lsp)", version=__version__),
         )
@@ -212,6 +233,21 @@ class ForgeAgent:
         session = self.adopt(core, runtime)
         await self.replay(session, await asyncio.to_thread(runtime.history, core))
         return LoadSessionResponse()
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any) -> ListSessionsResponse:
+        """The stored conversations that have a turn to resume (session/load), the latest first: those of cwd's
+        workspace, or of every workspace this agent has open. One page: nextCursor is never set."""
+        runtimes = [self.runtime_for(cwd)] if cwd is not None else list(self.workspaces)
+        found: list[tuple[str, SessionInfo]] = []
+        for runtime in runtimes:
+            for c in await asyncio.to_thread(runtime.list_conversations):
+                if c.get("turns"):
+                    info = SessionInfo(
+                        session_id=c["id"], cwd=str(runtime.root), title=redact(c["title"]) or None, updated_at=c["updated"]
+                    )
+                    found.append((str(c["updated"]), info))
+        found.sort(key=lambda pair: pair[0], reverse=True)
+        return ListSessionsResponse(sessions=[info for _, info in found])
 
     async def replay(self, session: AcpSession, history: list[ChatMessage]) -> None:
         """The stored conversation as session/update notifications, in order; the last todo_write is the plan again."""
@@ -239,17 +275,28 @@ class ForgeAgent:
                 ),
             )
         if runtime.running:
-            raise refused(f"a turn is already running in {runtime.root}; cancel it first")
+            return await self.refuse(session, TurnInProgress(f"a turn is already running in {runtime.root}; cancel it first"))
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
         pump = asyncio.ensure_future(self.pump(session, queue))
+        refusal: TurnInProgress | NoModel | None = None
         try:
             summary: TurnSummary = await runtime.run(text, queue.put_nowait, session=session.core)
         except (TurnInProgress, NoModel) as exc:
-            raise refused(str(exc)) from None
+            refusal = exc
         finally:
             queue.put_nowait(None)
             await pump
+            session.announced.clear()
+        if refusal is not None:
+            return await self.refuse(session, refusal)
         return await self.finish(session, summary)
+
+    async def refuse(self, session: AcpSession, exc: TurnInProgress | NoModel) -> PromptResponse:
+        """A prompt that cannot start (no model set, a turn running) ends its turn with the reason said, as a
+        failed turn does: a JSON-RPC error here leaves some clients' chats "in progress", the reason unseen."""
+        reason = redact(str(exc))
+        await self.update(session.id, update_agent_message_text(f"The prompt was not run: {reason}"))
+        return PromptResponse(stop_reason="end_turn", field_meta={"refused": {"kind": type(exc).__name__, "message": reason}})
 
     async def finish(self, session: AcpSession, summary: TurnSummary) -> PromptResponse:
         """The stop reason (and, for an interrupt or a failure, the reason said in a message and in _meta)."""
@@ -287,8 +334,10 @@ class ForgeAgent:
         elif isinstance(event, Reasoning):
             await self.update(sid, update_agent_thought_text(redact(event.text)))
         elif isinstance(event, ToolCallStarted):
-            session.current_call = event.call_id
-            await self.update(sid, tool_started(event, session.root))
+            try:
+                await self.update(sid, tool_started(event, session.root))
+            finally:
+                session.announced.setdefault(event.call_id, asyncio.Event()).set()
         elif isinstance(event, ToolCallFinished):
             output = redact(event.output)
             session.outputs[event.call_id] = output
@@ -302,14 +351,21 @@ class ForgeAgent:
         elif isinstance(event, Interrupt):
             log.info("turn interrupted: %s", event.reason.summary())
 
-    async def ask(self, session: AcpSession, tool: str, question: str) -> str:
-        """A confirm rule matched: session/request_permission (allow once, allow always, reject).
+    async def ask(self, session: AcpSession, tool: str, question: str, call_id: str | None) -> str:
+        """A confirm rule matched in the tool call call_id: session/request_permission (allow once, allow
+        always, reject) about that call, once the client was sent its tool_call (the updates go out from the
+        pump, which a slow client holds back: a request before them would be about a call not shown yet).
 
         "Allow for this conversation" is answered "always": the session (core) remembers it for its conversation.
         """
         if self.conn is None:
             return "deny"
-        call = ToolCallUpdate(tool_call_id=session.current_call or "forge-permission", title=redact(question))
+        if call_id is not None:
+            try:
+                await asyncio.wait_for(session.announced.setdefault(call_id, asyncio.Event()).wait(), ANNOUNCE_WAIT_S)
+            except TimeoutError:  # the client is not taking updates; ask anyway
+                log.warning("tool call %s was not announced in %s s; asking about it anyway", call_id, ANNOUNCE_WAIT_S)
+        call = ToolCallUpdate(tool_call_id=call_id or "forge-permission", title=redact(question))
         response = await self.conn.request_permission(session_id=session.id, tool_call=call, options=PERMISSION_OPTIONS)
         outcome = response.outcome
         chosen = getattr(outcome, "option_id", None) if getattr(outcome, "outcome", None) == "selected" else None
@@ -338,18 +394,14 @@ def invalid_params(message: str) -> RequestError:
     return RequestError(-32602, message)
 
 
-def refused(message: str) -> RequestError:
-    """A prompt that cannot run now (no model set, a turn running), saying why."""
-    return RequestError(-32600, message)
-
-
-def _regular_or_absent(path: Path) -> bool:
+def _file_kind(path: Path) -> str:
+    """ "regular", "absent" (nothing there, or a dangling link) or "other" (a FIFO, a device, a folder, unreadable)."""
     try:
-        return stat.S_ISREG(os.stat(path).st_mode)
+        return "regular" if stat.S_ISREG(os.stat(path).st_mode) else "other"
     except FileNotFoundError:
-        return True
+        return "absent"
     except OSError:
-        return False
+        return "other"
 
 
 async def serve() -> int:

@@ -61,6 +61,8 @@ WORD_ENDS = (" ", "\n", "\t", ".", ",", ";", "!", "?", ")", "]", "}", '"', "'", 
 
 Emit = Callable[[Event], None]
 
+CANCELLED_RESULT = "the tool call was cancelled: the user cancelled the turn before it returned"
+
 
 def tool_call_error(cause: str, reflection: str) -> str:
     """The failed output the model sees, as Forge composes it."""
@@ -355,8 +357,17 @@ class Orchestrator:
         for call in reply.tool_calls:
             emit(ToolCallStarted(turn_id, call.name, call.id, call.arguments_json, describe(call)))
             started = time.perf_counter()
-            result, stop = await self.tools.call(call)
-            turn.tools_s += time.perf_counter() - started
+            try:
+                result, stop = await self.tools.call(call)
+            except asyncio.CancelledError:
+                # The call ends with the turn: every surface is told it did not finish, the history has its
+                # result (the model sees why next turn), the summary counts it.
+                turn.tool_calls += 1
+                self._append(turn, ChatMessage("tool", CANCELLED_RESULT, tool_call_id=call.id, name=call.name))
+                emit(ToolCallFinished(turn_id, call.name, call.id, False, CANCELLED_RESULT, None))
+                raise
+            finally:
+                turn.tools_s += time.perf_counter() - started
             yields = yields or stop
             turn.tool_calls += 1
             cause = result.output

@@ -55,7 +55,11 @@ class BoundTools:
         return self.registry.names()
 
     async def call(self, call: ToolCall) -> tuple[ToolResult, bool]:
-        return await self.registry.call(call, self.ctx)
+        self.ctx.call_id = call.id
+        try:
+            return await self.registry.call(call, self.ctx)
+        finally:
+            self.ctx.call_id = None
 
     def pending_todos(self) -> list[dict[str, str]]:
         return list(self.ctx.todos)
@@ -366,10 +370,10 @@ class WorkspaceRuntime:
             session.files,
             self.snapshots,
             session.todos,
-            session.confirm,
             watch=self.store.watch_process,
             notice=lambda message: self.on_notice(message),
         )
+        ctx.confirm = lambda tool, question: session.confirm(tool, question, ctx.call_id)
         tools = BoundTools(self.registry, ctx)
         llm = LiteLLMModel(config, self.root, model)
         conversation = self.conversation_of(session)

@@ -18,13 +18,13 @@ from forge_lsp.tools.base import FileStore, NobodyToAsk
 
 log = logging.getLogger(__name__)
 
-Ask = Callable[[str, str], Awaitable[str]]
-"""Asks the user about a tool call (tool, question): "allow", "deny" or "always"."""
+Ask = Callable[[str, str, str | None], Awaitable[str]]
+"""Asks the user about a tool call (tool, question, the call's id when known): "allow", "deny" or "always"."""
 
 UNASKED = "unasked"
 
 
-async def deny_all(_tool: str, _question: str) -> str:
+async def deny_all(_tool: str, _question: str, _call_id: str | None = None) -> str:
     """The answer when nobody can be asked (forge-lsp run): not the user's "deny"."""
     return UNASKED
 
@@ -51,15 +51,16 @@ class Session:
         self.allowed.clear()
         self.todos.clear()
 
-    async def confirm(self, tool: str, question: str) -> bool:
-        """A confirm rule matched: asks once per question and conversation when the answer was "always".
+    async def confirm(self, tool: str, question: str, call_id: str | None = None) -> bool:
+        """A confirm rule matched (in the tool call call_id): asks once per question and conversation
+        when the answer was "always".
 
         NobodyToAsk when nobody can answer (forge-lsp run): the tool says so instead of "denied".
         """
         if question in self.allowed:
             return True
         try:
-            answer = await self.ask(tool, question)
+            answer = await self.ask(tool, question, call_id)
         except Exception as exc:  # a client that cannot answer means no
             log.warning("could not ask the user (%s); denying", exc)
             return False

@@ -113,7 +113,7 @@ class ForgeLanguageServer(LanguageServer):
 
     # -- asking the user --------------------------------------------------
 
-    async def ask_user(self, tool: str, question: str) -> str:
+    async def ask_user(self, tool: str, question: str, call_id: str | None = None) -> str:
         """A tool needs the user's consent: Allow / Deny / Allow for this conversation."""
         actions = [t.MessageActionItem(title=a) for a in (ALLOW, DENY, ALWAYS)]
         answer = await self.window_show_message_request_async(

@@ -193,6 +193,8 @@ class ToolContext:
     snapshots: Snapshots = field(default_factory=Snapshots)
     todos: list[dict[str, str]] = field(default_factory=list)
     confirm: Confirm = _deny
+    call_id: str | None = None
+    """The tool call running now (calls run one at a time): what a question to the user is about."""
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     watch: Callable[[int, bool], None] = field(default=lambda _pid, _running: None)
     """Told about child process groups, so a restarted server can kill what a dead one left."""

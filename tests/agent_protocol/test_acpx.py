@@ -1,0 +1,90 @@
+"""acpx (npm, a headless ACP client we did not write) drives `forge-lsp acp` on the scripted model, and
+what a person sees in its output is checked. Installed by .ci/test (npm ci in tests/agent_protocol/acpx);
+skipped, saying why, where it is not installed, except under CI, where that fails."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_acp import agent_env, shell, workspace_with
+
+pytestmark = pytest.mark.timeout(120)
+
+ACPX = Path(__file__).parent / "acpx" / "node_modules" / ".bin" / "acpx"
+
+
+def _strict() -> bool:
+    return os.environ.get("CI", "") not in ("", "false", "0") or os.environ.get("FORGE_STRICT", "") not in ("", "0")
+
+
+@pytest.fixture(scope="module")
+def acpx() -> Path:
+    if ACPX.exists() and shutil.which("node"):
+        return ACPX
+    why = "acpx is not installed: npm ci in tests/agent_protocol/acpx (.ci/test does it when npm is there)"
+    if _strict():
+        pytest.fail(f"{why}; CI runs every test")
+    pytest.skip(why)
+
+
+def run_acpx(acpx: Path, workspace: Path, prompt: str, *options: str) -> subprocess.CompletedProcess[str]:
+    home = workspace.parent / "acpx-home"  # acpx keeps its sessions and cache under HOME
+    home.mkdir(exist_ok=True)
+    agent = f"{shlex.quote(sys.executable)} -m forge_lsp acp"
+    return subprocess.run(
+        [str(acpx), "--agent", agent, "--cwd", str(workspace), *options, "exec", prompt],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        env={**agent_env(), "HOME": str(home)},
+    )
+
+
+def test_a_turn_that_reads_and_writes_through_acpx_shows_no_error(acpx: Path, workspace: Path) -> None:
+    (workspace / "notes.md").write_text("saved notes\n")
+    read = {"tool_calls": [{"name": "read", "arguments": {"file_path": "notes.md"}}]}
+    write = {"tool_calls": [{"name": "write", "arguments": {"file_path": "new.md", "content": "fresh\n"}}]}
+    workspace_with(workspace, {"text": "Reading first.", **read}, write, {"text": "All written."})
+    p = run_acpx(acpx, workspace, "write new.md", "--approve-all")
+    out = p.stdout + p.stderr
+    assert p.returncode == 0, out
+    # acpx offers fs/*: notes.md is read through it, new.md written through it (to the disk, acpx has no
+    # buffers), and never asked about before it existed, so no "[error] ... Resource not found" line.
+    assert "[error]" not in out and "Resource not found" not in out
+    assert (workspace / "new.md").read_text() == "fresh\n"
+    assert "saved notes" in out and "Reading first." in out and "All written." in out
+    assert "[done] end_turn" in out
+
+
+def test_deny_all_refuses_a_command_that_needs_the_users_yes(acpx: Path, workspace: Path) -> None:
+    workspace_with(
+        workspace, shell("echo deploy > deployed"), {"text": "Not deployed."}, toml='[tools.shell]\nconfirm = ["echo deploy*"]'
+    )
+    p = run_acpx(acpx, workspace, "deploy", "--deny-all")
+    out = p.stdout + p.stderr
+    assert p.returncode == 5, out  # acpx's exit code PERMISSION_DENIED: it denied a request
+    assert not (workspace / "deployed").exists()
+    assert "the user denied running this command" in out and "Not deployed." in out
+
+
+def test_approve_all_runs_it(acpx: Path, workspace: Path) -> None:
+    workspace_with(
+        workspace, shell("echo deploy > deployed"), {"text": "Deployed."}, toml='[tools.shell]\nconfirm = ["echo deploy*"]'
+    )
+    p = run_acpx(acpx, workspace, "deploy", "--approve-all")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert (workspace / "deployed").read_text() == "deploy\n" and "Deployed." in p.stdout
+
+
+def test_a_prompt_with_no_model_says_why_and_ends(acpx: Path, workspace: Path) -> None:
+    (workspace / ".forge.toml").write_text('model = "scripted/echo"\n')  # untrusted: the model is ignored
+    p = run_acpx(acpx, workspace, "hi", "--approve-all")
+    out = p.stdout + p.stderr
+    assert "The prompt was not run: no model is set" in out and "forge-lsp trust" in out
+    assert "[done] end_turn" in out and p.returncode == 0, out
