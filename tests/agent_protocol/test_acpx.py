@@ -1,5 +1,5 @@
 """acpx (npm, a headless ACP client we did not write) drives `forge-lsp acp` on the scripted model, and
-what a person sees in its output is checked. Installed by .ci/test (npm ci in tests/agent_protocol/acpx);
+what a person sees in its output is checked. Installed by .ci/test (npm install --no-save in tests/agent_protocol/acpx);
 skipped, saying why, where it is not installed, except under CI, where that fails."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def _strict() -> bool:
 def acpx() -> Path:
     if ACPX.exists() and shutil.which("node"):
         return ACPX
-    why = "acpx is not installed: npm ci in tests/agent_protocol/acpx (.ci/test does it when npm is there)"
+    why = "acpx is not installed: npm install --no-save in tests/agent_protocol/acpx (.ci/test does it when npm is there)"
     if _strict():
         pytest.fail(f"{why}; CI runs every test")
     pytest.skip(why)
