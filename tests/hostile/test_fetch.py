@@ -141,7 +141,9 @@ class Page(http.server.BaseHTTPRequestHandler):
 
 @contextlib.contextmanager
 def http_server(route: dict[str, tuple[int, dict[str, str], bytes]] | None = None, host: str = "127.0.0.1") -> Iterator[Any]:
-    cls = type("Server", (http.server.ThreadingHTTPServer,), {"address_family": socket.AF_INET6 if ":" in host else socket.AF_INET})
+    cls = type(
+        "Server", (http.server.ThreadingHTTPServer,), {"address_family": socket.AF_INET6 if ":" in host else socket.AF_INET}
+    )
     server: Any = cls((host, 0), Page)
     server.daemon_threads = True
     server.route, server.requests = route or {}, []
@@ -385,9 +387,11 @@ async def test_fetch_refuses_this_machine(workspace: Path, net: Net, host: str, 
     ["169.254.169.254", "fd00:ec2::254", "100.100.100.200", "168.63.129.16", "10.1.2.3", "172.16.0.1", "192.168.1.1",
      "fe80::1", "fc00::1", "224.0.0.1", "240.0.0.1", "100.64.0.1", "::ffff:169.254.169.254", "64:ff9b::a9fe:a9fe"],
 )  # fmt: skip
-async def test_fetch_refuses_private_and_metadata_addresses(workspace: Path, net: Net, address: str, record_reliability: Record) -> None:
+async def test_fetch_refuses_private_and_metadata_addresses(
+    workspace: Path, net: Net, address: str, record_reliability: Record
+) -> None:
     net.names["inside.example"] = [address]
-    for url in (f"http://inside.example/latest/meta-data/", f"http://{'[' + address + ']' if ':' in address else address}/x"):
+    for url in ("http://inside.example/latest/meta-data/", f"http://{'[' + address + ']' if ':' in address else address}/x"):
         r = await fetch(config(), url, workspace)
         assert r.is_error and "allow_private_networks = true" in r.output, r.output
     assert net.refused == [], "a connection was tried"
