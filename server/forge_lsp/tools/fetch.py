@@ -59,7 +59,7 @@ def html_to_text(source: str) -> str:
 
 
 def address_problem(ip: IP) -> str | None:
-    """What kind of non-public address this is ("loopback", "a cloud metadata", ...), or None when public.
+    """What this address is when it is not a public one ("a loopback address (this machine)"), or None.
 
     An IPv6 address that carries an IPv4 one (mapped, 6to4, Teredo, NAT64) is judged by both.
     """
@@ -72,13 +72,23 @@ def address_problem(ip: IP) -> str | None:
             inner.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
     for a in inner:
         if a in METADATA:
-            return "cloud metadata"
-        for kind in ("loopback", "link_local", "unspecified", "multicast", "private", "reserved"):
+            return "a cloud metadata service"
+        for kind, what in _KINDS:
             if getattr(a, f"is_{kind}"):
-                return kind.replace("_", "-")
+                return what
         if not a.is_global:
-            return "non-public"
+            return "not a public internet address"
     return None
+
+
+_KINDS = (
+    ("loopback", "a loopback address (this machine)"),
+    ("unspecified", "an unspecified address (this machine)"),
+    ("link_local", "a link-local address"),
+    ("multicast", "a multicast address"),
+    ("private", "a private network address"),
+    ("reserved", "a reserved address"),
+)
 
 
 def _in_daemon_thread(fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
@@ -175,8 +185,8 @@ async def _checked_addresses(target: _Target, allow_private: bool) -> list[IP]:
         for ip in addresses:
             kind = address_problem(ip)
             if kind is not None:
-                named = "" if str(ip) == target.host else f" ({target.host} is {ip})"
-                raise ToolFailure(f"GET {target.url} refused: {ip} is a {kind} address{named}. {ALLOW_HINT}")
+                what = f"{ip} is" if str(ip) == target.host else f"{target.host} is {ip},"
+                raise ToolFailure(f"GET {target.url} refused: {what} {kind}. {ALLOW_HINT}")
     return addresses
 
 
