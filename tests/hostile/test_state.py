@@ -688,3 +688,54 @@ def test_a_state_of_an_earlier_version_is_adopted_silently_when_trusted(workspac
     assert adopted.notices == [] and [m.content for m in adopted.history(adopted.current_conversation())] == ["from 0.x"]
     adopted.close()
     assert not StateStore(workspace).fallback
+
+
+def _attackers_wal(folder: Path) -> bytes:
+    """The -wal of a state database of the attacker's own, every page of it still in the log."""
+    folder.mkdir()
+    db = sqlite3.connect(folder / STATE_FILE, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA wal_autocheckpoint=0")
+    db.executescript(SCHEMA)
+    db.execute("INSERT INTO meta (key, value) VALUES ('state_id', 'attacker')")
+    db.execute("INSERT INTO conversations (id, created) VALUES ('c-attacker', 0)")
+    data = json.dumps({"role": "user", "content": SEEDED})
+    db.execute("INSERT INTO messages (conversation_id, turn_id, data, created) VALUES ('c-attacker', 't', ?, 0)", (data,))
+    wal = (folder / (STATE_FILE + "-wal")).read_bytes()
+    db.close()
+    return wal
+
+
+def _rows_of(path: Path) -> list[str]:
+    """The messages a state file holds, read without replaying anything beside it."""
+    db = sqlite3.connect(f"{path.as_uri()}?mode=ro&immutable=1", uri=True)
+    try:
+        return [json.loads(d)["content"] for (d,) in db.execute("SELECT data FROM messages ORDER BY id")]
+    finally:
+        db.close()
+
+
+# Issue 22 item 8, not fixed yet: sqlite replays any valid -wal beside the file it opens (and, on close,
+# checkpoints it into the file), so the attacker's pages replace the user's. strict: it fails once fixed.
+@pytest.mark.xfail(strict=True, reason="issue 22 item 8: a planted -wal is replayed into the user's state file")
+@pytest.mark.parametrize("trusted", [False, True], ids=["untrusted", "trusted"])
+def test_a_planted_wal_is_never_replayed_into_the_users_state(
+    tmp_path: Path, workspace: Path, trusted: bool, record_reliability: Record
+) -> None:
+    mine = StateStore(workspace)
+    mine.append(mine.current_conversation(), "t", ChatMessage("user", "mine"))
+    mine.close()
+    path = workspace.resolve() / ".forge" / STATE_FILE
+    assert _rows_of(path) == ["mine"] and not path.with_name(STATE_FILE + "-wal").exists()
+    path.with_name(STATE_FILE + "-wal").write_bytes(_attackers_wal(tmp_path / "attacker"))  # came with a git pull
+    store = StateStore(workspace, trusted=trusted)
+    history = [m.content for c in store.conversations() for m in store.history(c["id"])]
+    store.close()
+    assert SEEDED not in history
+    assert _rows_of(path) == ["mine"], "the user's own rows were replaced"
+    assert any("-wal" in n for n in store.notices), store.notices
+    record_reliability(
+        "attack: a -wal planted next to the user's own state file",
+        f"another database's write-ahead log as .forge/state.sqlite3-wal ({'trusted' if trusted else 'untrusted'} workspace)",
+        "set aside, not replayed; the user's rows intact; one message says so",
+    )

@@ -13,6 +13,7 @@ from forge_lsp.domain.config import (
     HIGHER,
     KEYS,
     CompactConfig,
+    FetchConfig,
     ForgeConfig,
     KeySpec,
     RetryConfig,
@@ -41,8 +42,8 @@ def test_defaults_are_forges(workspace: Path) -> None:
 
 def test_every_key_is_one_row_of_the_table_and_one_field_of_the_config() -> None:
     sections = {"": ForgeConfig(), "retry.": RetryConfig(), "compact.": CompactConfig()}
-    sections |= {"tools.shell.": ShellConfig(), "tools.<name>.": ToolConfig()}
-    not_keys = {"trusted", "retry", "compact", "shell", "tools"}
+    sections |= {"tools.shell.": ShellConfig(), "tools.fetch.": FetchConfig(), "tools.<name>.": ToolConfig()}
+    not_keys = {"trusted", "retry", "compact", "shell", "fetch", "tools"}
     found = {
         prefix + f.name: getattr(obj, f.name)
         for prefix, obj in sections.items()
@@ -262,6 +263,19 @@ def test_shell_sandbox_keys(workspace: Path) -> None:
     ld = loader(workspace, '[tools.shell]\nsandbox = "docker"\n')
     eff = ld.load()
     assert eff.config.shell.sandbox is None and "expected one of" in eff.problems[0].message
+
+
+def test_fetch_private_networks_come_from_the_user_or_a_trusted_workspace(workspace: Path) -> None:
+    assert loader(workspace).load().config.fetch.allow_private_networks is False
+    assert loader(workspace, "[tools.fetch]\nallow_private_networks = true\n").load().config.fetch.allow_private_networks
+    ld = loader(workspace, "")
+    (workspace / ".forge.toml").write_text("[tools.fetch]\nmax_failures = 1\nallow_private_networks = true\n")
+    eff = ld.load(trusted=False)
+    assert eff.config.fetch.allow_private_networks is False and eff.config.per_tool_limits() == {"fetch": 1}
+    (problem,) = eff.problems
+    assert problem.key == "tools.fetch.allow_private_networks" and problem.line == 3 and "not trusted" in problem.message
+    eff = ld.load(trusted=True)
+    assert eff.config.fetch.allow_private_networks is True and eff.problems == []
 
 
 # An untrusted workspace may tighten a limit, never loosen it (DESIGN "Trust": nothing may loosen the user's rules).

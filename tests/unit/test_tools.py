@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from forge_lsp.domain.config import ForgeConfig, ShellConfig
+from forge_lsp.domain.config import FetchConfig, ForgeConfig, ShellConfig
 from forge_lsp.domain.messages import ToolCall, ToolResult
 from forge_lsp.tools.base import ToolContext
 from forge_lsp.tools.registry import ToolRegistry
@@ -247,7 +247,9 @@ async def test_fetch_refuses_non_http(t: Tools, url: str) -> None:
     assert r.is_error and "only http:// and https://" in r.output
 
 
-async def test_fetch_loopback_http(t: Tools) -> None:
+async def test_fetch_loopback_http(workspace: Path) -> None:
+    # A server on this machine: reachable only as the user allows it ([tools.fetch] allow_private_networks).
+    t = Tools(workspace, ForgeConfig(fetch=FetchConfig(allow_private_networks=True)))
     import http.server
     import threading
 

@@ -106,6 +106,7 @@ NEEDS_TRUST = "this setting can run code or loosen your rules"
 SENDS_ELSEWHERE = "a workspace may not send your requests (and API key) to another address"
 SHELL_RULES = "shell rules and sandbox settings come only from a trusted workspace"
 SCRIPTED_MODEL = "a scripted model from the workspace would let the repository choose the tool calls"
+PRIVATE_NETWORKS = "a workspace may not let fetch reach your machine, your local networks or a cloud metadata service"
 
 HIGHER = 1
 """KeySpec.looser: a bigger number allows more (requests, failures, time, bytes, tokens sent)."""
@@ -208,6 +209,7 @@ KEYS: dict[str, KeySpec] = _table(
     KeySpec("tools.shell.sandbox", _sandbox, None, trust=SHELL_RULES),
     KeySpec("tools.shell.network", _bool, False, trust=SHELL_RULES),
     KeySpec("tools.shell.allow_env", _str_list, (), trust=SHELL_RULES),
+    KeySpec("tools.fetch.allow_private_networks", _bool, False, trust=PRIVATE_NETWORKS),
 )
 UNION_KEYS = frozenset(k for k, spec in KEYS.items() if spec.union)
 """Lists merged across layers (union): a later layer adds rules, never removes one."""
@@ -266,6 +268,14 @@ class ShellConfig:
 
 
 @dataclass(frozen=True)
+class FetchConfig:
+    """Settings of the fetch tool of its own ([tools.fetch]; its max_failures is a [tools.<name>] one)."""
+
+    allow_private_networks: bool = _default("tools.fetch.allow_private_networks")
+    """Whether fetch may reach this machine, link-local, private, multicast/reserved and metadata addresses."""
+
+
+@dataclass(frozen=True)
 class CompactConfig:
     """Forge's [compact]: when older messages are replaced by a summary in what the model is sent.
 
@@ -312,6 +322,7 @@ class ForgeConfig:
     retry: RetryConfig = field(default_factory=RetryConfig)
     compact: CompactConfig = field(default_factory=CompactConfig)
     shell: ShellConfig = field(default_factory=ShellConfig)
+    fetch: FetchConfig = field(default_factory=FetchConfig)
     tools: Mapping[str, ToolConfig] = field(default_factory=dict)
 
     def per_tool_limits(self) -> dict[str, int]:
@@ -452,16 +463,20 @@ def build(values: Mapping[str, Any]) -> ForgeConfig:
     retry = {k.split(".", 1)[1]: v for k, v in values.items() if k.startswith("retry.")}
     compact = {k.split(".", 1)[1]: v for k, v in values.items() if k.startswith("compact.")}
     shell = {k.split(".", 2)[2]: v for k, v in values.items() if k.startswith("tools.shell.")}
+    fetch = {k.split(".", 2)[2]: v for k, v in values.items() if k.startswith("tools.fetch.") and k in KEYS}
     tools: dict[str, dict[str, Any]] = {}
     for k, v in values.items():
         parts = k.split(".")
-        if parts[0] == "tools" and parts[1] != "shell":
+        if (
+            parts[0] == "tools" and parts[1] != "shell" and k not in KEYS
+        ):  # [tools.<name>] rows; [tools.fetch] has rows of its own
             tools.setdefault(parts[1], {})[parts[2]] = v
     return ForgeConfig(
         **top,
         retry=RetryConfig(**retry),
         compact=CompactConfig(**compact),
         shell=ShellConfig(**shell),
+        fetch=FetchConfig(**fetch),
         tools={n: ToolConfig(**t) for n, t in tools.items()},
     )
 
