@@ -117,6 +117,28 @@ def test_demo_shows_retries_recovery_and_interrupt(tmp_path: Path, mode: list[st
     assert "■ turn interrupted" in out
 
 
+@pytest.mark.parametrize("mode", [["--in-process"], []])
+def test_demo_never_overwrites_a_file(workspace: Path, mode: list[str]) -> None:
+    (workspace / "README.md").write_text("my own readme\n")
+    (workspace / "app.cfg").write_text("my own config\n")
+    (workspace / "notes.txt").write_text("mine\n")
+    p = forge("demo", "-w", str(workspace), *mode)
+    assert p.returncode == 1, p.stdout + p.stderr
+    (line,) = p.stderr.strip().splitlines()
+    assert line.startswith("forge-lsp: ") and "not empty" in line, line
+    assert "README.md" in line and "app.cfg" in line and "notes.txt" in line, line
+    assert p.stdout == "" and "Traceback" not in p.stderr
+    assert (workspace / "README.md").read_text() == "my own readme\n"
+    assert (workspace / "app.cfg").read_text() == "my own config\n"
+    assert sorted(f.name for f in workspace.iterdir()) == ["README.md", "app.cfg", "notes.txt"]
+
+
+def test_demo_makes_a_new_folder(tmp_path: Path) -> None:
+    p = forge("demo", "-w", str(tmp_path / "new" / "demo"), "--in-process", timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert (tmp_path / "new" / "demo" / "app.cfg").is_file()
+
+
 def test_run_without_any_model_fails_at_once_saying_where_to_set_one(workspace: Path) -> None:
     (workspace / ".forge.toml").write_text("max_tool_failure_per_turn = 2\n")
     p = forge("run", "hello", "-w", str(workspace))
