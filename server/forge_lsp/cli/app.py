@@ -111,10 +111,11 @@ def _main(argv: Sequence[str] | None) -> int:
         return asyncio.run(serve())
     if args.command == "demo":
         folder = Path(args.workspace) if args.workspace else None
-        if folder is not None and folder.exists() and not folder.is_dir():
-            raise UsageError(f"demo workspace {folder} is not a folder")
-        from forge_lsp.cli.demo import run_demo  # here, not above: the demo's LSP client (pygls) loads for the demo only
+        # here, not above: the demo's LSP client (pygls) loads for the demo only
+        from forge_lsp.cli.demo import check_demo_folder, run_demo
 
+        if folder is not None:
+            check_demo_folder(folder)
         return run_demo(folder, args.in_process, args.keep, sys.stdout)
     tcp = _tcp_address(*args.tcp) if args.tcp else None
     from forge_lsp.lsp.server import create_server
