@@ -103,6 +103,19 @@ def test_run_model_flag_overrides_config(workspace: Path) -> None:
     assert p.returncode == 0 and "Hello from the scripted model." in p.stdout
 
 
+def test_what_a_run_leaves_in_forge_stays_out_of_git_and_the_users_files_do_not(workspace: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    (workspace / ".forge" / "templates").mkdir(parents=True)
+    (workspace / ".forge" / "templates" / "forge-doom-loop-reminder.md").write_text("stop repeating yourself\n")
+    p = forge("run", "hello", "-w", str(workspace), "--model", "scripted/echo")
+    assert p.returncode == 0, p.stderr
+    assert list((workspace / ".forge" / "transcripts").glob("*.md")) and (workspace / ".forge" / "state.sqlite3").exists()
+    status = subprocess.run(
+        ["git", "-C", str(workspace), "status", "--porcelain", "-uall"], capture_output=True, text=True, check=True
+    )
+    assert sorted(status.stdout.splitlines()) == ["?? .forge/.gitignore", "?? .forge/templates/forge-doom-loop-reminder.md"]
+
+
 @pytest.mark.parametrize("mode", [["--in-process"], []])
 def test_demo_shows_retries_recovery_and_interrupt(tmp_path: Path, mode: list[str]) -> None:
     p = forge("demo", "--workspace", str(tmp_path), *mode, timeout=120)
