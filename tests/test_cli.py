@@ -231,6 +231,35 @@ def test_demo_removes_its_temporary_workspace_unless_kept(tmp_path: Path, keep: 
         assert "temporary workspace removed" in p.stdout
 
 
+def test_a_bare_forge_lsp_in_a_terminal_says_what_it_is_on_stderr_and_keeps_serving(tmp_path: Path) -> None:
+    import pty
+    import select
+
+    controller, terminal = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "forge_lsp"], stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV, cwd=tmp_path
+    )
+    os.close(terminal)
+    try:
+        assert proc.stderr is not None
+        ready, _, _ = select.select([proc.stderr], [], [], 30)
+        assert ready, "nothing on stderr"
+        notice = os.read(proc.stderr.fileno(), 4096).decode()
+        assert "language server" in notice and "stdin/stdout" in notice, notice
+        assert "forge-lsp demo" in notice and "forge-lsp run" in notice, notice
+        assert proc.poll() is None  # still serving: an editor could be on the other end
+        os.write(controller, b"Content-Length: 2\r\n\r\n{}")  # still the protocol, read as it would be
+    finally:
+        os.close(controller)  # the terminal goes away: end of input
+        out, err = proc.communicate(timeout=30)
+    assert out == b"" and b"Traceback" not in err, err
+
+
+def test_a_bare_forge_lsp_started_by_an_editor_says_nothing(tmp_path: Path) -> None:
+    p = subprocess.run([sys.executable, "-m", "forge_lsp"], input="", capture_output=True, text=True, env=ENV, timeout=30)
+    assert p.returncode == 0 and p.stdout == "" and p.stderr == "", p.stderr
+
+
 def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
