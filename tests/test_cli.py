@@ -231,9 +231,11 @@ def test_demo_removes_its_temporary_workspace_unless_kept(tmp_path: Path, keep: 
         assert "temporary workspace removed" in p.stdout
 
 
-def test_a_bare_forge_lsp_in_a_terminal_says_what_it_is_on_stderr_and_keeps_serving(tmp_path: Path) -> None:
+@pytest.mark.parametrize("end", ["ctrl-d", "ctrl-c"])
+def test_a_bare_forge_lsp_in_a_terminal_says_what_it_is_on_stderr_and_keeps_serving(tmp_path: Path, end: str) -> None:
     import pty
     import select
+    import signal
 
     controller, terminal = pty.openpty()
     proc = subprocess.Popen(
@@ -248,11 +250,19 @@ def test_a_bare_forge_lsp_in_a_terminal_says_what_it_is_on_stderr_and_keeps_serv
         assert "language server" in notice and "stdin/stdout" in notice, notice
         assert "forge-lsp demo" in notice and "forge-lsp run" in notice, notice
         assert proc.poll() is None  # still serving: an editor could be on the other end
-        os.write(controller, b"Content-Length: 2\r\n\r\n{}")  # still the protocol, read as it would be
+        if end == "ctrl-c":
+            proc.send_signal(signal.SIGINT)  # what the terminal sends on Ctrl-C
+            proc.wait(timeout=15)  # the notice says Ctrl-C ends it: it does, at once
+        else:
+            os.write(controller, b"\x04")  # Ctrl-D: end of input
+            proc.wait(timeout=15)
     finally:
-        os.close(controller)  # the terminal goes away: end of input
+        os.close(controller)
+        if proc.poll() is None:
+            proc.kill()
         out, err = proc.communicate(timeout=30)
     assert out == b"" and b"Traceback" not in err, err
+    assert proc.returncode in ((0, 130) if end == "ctrl-c" else (0,)), err
 
 
 def test_a_bare_forge_lsp_started_by_an_editor_says_nothing(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, TextIO, cast
 
 from forge_lsp.cli.commands import conversations_command, trust_command
 from forge_lsp.cli.exit_codes import EXIT_CANCELLED, EXIT_FAILED, EXIT_USAGE
@@ -77,6 +77,20 @@ def _guarded_main(argv: Sequence[str] | None) -> int:
         return EXIT_FAILED
 
 
+SERVING_ON_A_TERMINAL = (
+    "forge-lsp: this is the language server, speaking LSP on stdin/stdout for an editor to start; "
+    "it is waiting for one (Ctrl-C or Ctrl-D ends it). To try the agent: `forge-lsp demo`; "
+    'to run a turn in this folder: `forge-lsp run "PROMPT"`; all commands: `forge-lsp --help`'
+)
+
+
+def _is_terminal(stream: TextIO | None) -> bool:
+    try:
+        return stream is not None and stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
 def _tcp_address(host: str, port: str) -> tuple[str, int]:
     try:
         number = int(port)
@@ -131,6 +145,8 @@ def _main(argv: Sequence[str] | None) -> int:
 
         channel = CoalescingWriter(sys.stdout.buffer)
         sys.stdout = sys.stderr
+        if _is_terminal(sys.stdin):  # a person typed a bare `forge-lsp`: an editor never starts it on a terminal
+            say(sys.stderr, SERVING_ON_A_TERMINAL)
         server.start_io(sys.stdin.buffer, channel)  # type: ignore[arg-type]
     # exit after shutdown is 0, exit without it 1 (LSP spec); the client going away without exit is 0.
     return protocol.exit_code or 0
