@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 import sys
 import threading
 from collections.abc import Sequence
@@ -84,6 +85,13 @@ SERVING_ON_A_TERMINAL = (
 )
 
 
+def _stop_at_once(signum: int, frame: object) -> None:
+    """Ctrl-C on a server typed in a terminal: no client to finish with, and the reader thread blocks in the
+    terminal's read (a KeyboardInterrupt left to the server could wait on it for ever)."""
+    say(sys.stderr, "forge-lsp: stopped")
+    os._exit(EXIT_CANCELLED)
+
+
 def _is_terminal(stream: TextIO | None) -> bool:
     try:
         return stream is not None and stream.isatty()
@@ -147,6 +155,8 @@ def _main(argv: Sequence[str] | None) -> int:
         sys.stdout = sys.stderr
         if _is_terminal(sys.stdin):  # a person typed a bare `forge-lsp`: an editor never starts it on a terminal
             say(sys.stderr, SERVING_ON_A_TERMINAL)
+            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+                signal.signal(signal.SIGINT, _stop_at_once)
         server.start_io(sys.stdin.buffer, channel)  # type: ignore[arg-type]
     # exit after shutdown is 0, exit without it 1 (LSP spec); the client going away without exit is 0.
     return protocol.exit_code or 0
