@@ -17,12 +17,18 @@ ENV = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
 
 
 def forge(
-    *args: str, cwd: Path | None = None, timeout: int = 90, env: dict[str, str] | None = None
+    *args: str, cwd: Path | None = None, timeout: int = 90, env: dict[str, str] | None = None, input: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     # os.environ as it is now: the test's own user config and trust store (tests/conftest.py).
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(env or {})}
     return subprocess.run(
-        [sys.executable, "-m", "forge_lsp", *args], capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd
+        [sys.executable, "-m", "forge_lsp", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=cwd,
+        input=input,
     )
 
 
@@ -159,6 +165,27 @@ def test_run_without_any_model_fails_at_once_saying_where_to_set_one(workspace: 
     assert "no model is set" in p.stderr and ".forge.toml" in p.stderr
     assert "config.toml" in p.stderr and "forge.model" in p.stderr and "--model" in p.stderr
     assert "Traceback" not in p.stderr and not (workspace / ".forge" / "transcripts").exists()
+
+
+def test_run_dash_reads_the_prompt_from_stdin(workspace: Path) -> None:
+    prompt = "Fix the failing test.\nIt is in tests/test_parser.py.\n"
+    p = forge("run", "-", "-w", str(workspace), "-m", "scripted/echo", input=prompt)
+    assert p.returncode == 0, p.stderr
+    assert "prompt: Fix the failing test." in p.stdout and "prompt: -" not in p.stdout
+    (transcript,) = (workspace / ".forge" / "transcripts").glob("*.md")
+    assert "It is in tests/test_parser.py." in transcript.read_text()
+    empty = forge("run", "-", "-w", str(workspace), "-m", "scripted/echo", input="  \n")
+    assert empty.returncode == 1 and "the prompt is empty" in empty.stderr and "stdin" in empty.stderr
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_verbose_works_before_or_after_the_subcommand(workspace: Path, where: str) -> None:
+    run = ["run", "hello", "-w", str(workspace), "-m", "scripted/echo"]
+    log = workspace.parent / "forge.log"
+    common = ["-v", "--log-file", str(log)]
+    p = forge(*(common + run if where == "before" else run + common))
+    assert p.returncode == 0, p.stderr
+    assert " INFO " in log.read_text()
 
 
 @pytest.mark.parametrize(
