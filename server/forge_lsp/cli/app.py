@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, TextIO, cast
 
 from forge_lsp.cli.commands import conversations_command, trust_command
 from forge_lsp.cli.exit_codes import EXIT_CANCELLED, EXIT_FAILED, EXIT_USAGE
-from forge_lsp.cli.headless import check_prompt, check_workspace, run_headless
+from forge_lsp.cli.headless import check_prompt, check_workspace, read_prompt, run_headless
 from forge_lsp.cli.parser import UsageError, build_parser
 from forge_lsp.render import say
 
@@ -114,6 +114,9 @@ def _main(argv: Sequence[str] | None) -> int:
     _setup_logging(args.verbose, args.log_file)
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     if args.command == "run":
+        if args.prompt == "-":
+            args.prompt = read_prompt(sys.stdin)
+            check_prompt(args.prompt, " on stdin")
         check_prompt(args.prompt)
         if args.model is not None and not args.model.strip():
             raise UsageError("--model is empty: name a model, e.g. --model openai/gpt-4o or --model scripted/echo")
@@ -121,7 +124,15 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.conversation is not None and not args.conversation.strip():
             raise UsageError("--conversation is empty: give an id from `forge-lsp conversations`")
         return asyncio.run(
-            run_headless(args.prompt, workspace, args.model, sys.stdout, trusted=args.trust, conversation=args.conversation)
+            run_headless(
+                args.prompt,
+                workspace,
+                args.model,
+                sys.stdout,
+                trusted=args.trust,
+                conversation=args.conversation,
+                new=args.new,
+            )
         )
     if args.command == "conversations":
         return conversations_command(check_workspace(Path(args.workspace)), args.json, sys.stdout)
