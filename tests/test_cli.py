@@ -188,6 +188,38 @@ def test_verbose_works_before_or_after_the_subcommand(workspace: Path, where: st
     assert " INFO " in log.read_text()
 
 
+def test_an_untrusted_workspace_is_said_once_and_only_what_matters(workspace: Path) -> None:
+    (workspace / ".forge.toml").write_text('model = "scripted/s.json"\napi_base = "http://127.0.0.1:9/v1"\n')
+    p = forge("run", "hello", "-w", str(workspace), "-m", "scripted/echo")
+    assert p.returncode == 0, p.stderr
+    (line,) = p.stderr.strip().splitlines()  # one line, not a line per key and a line about trust
+    assert line.startswith(f"forge-lsp: {workspace} is not trusted") and "forge-lsp trust" in line and "--trust" in line
+    assert ".forge.toml:2 api_base" in line and "model" not in line, line  # --model made the workspace's model moot
+    (workspace / ".forge.toml").write_text('model = "scripted/s.json"\n')
+    p = forge("run", "hello", "-w", str(workspace), "-m", "scripted/echo")
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    p = forge("run", "hello", "-w", str(workspace))  # without --model, the ignored model is why no model is set
+    assert p.returncode == 1 and ".forge.toml:1 model" in p.stderr and "no model is set" in p.stderr, p.stderr
+    p = forge("run", "hello", "-w", str(workspace), "-c", "nope")  # an unrelated mistake comes alone
+    (line,) = p.stderr.strip().splitlines()
+    assert p.returncode == 1 and line.startswith("forge-lsp: no conversation 'nope'"), p.stderr
+
+
+def test_a_turn_of_several_messages_prints_each_once_and_ends_with_its_last_line(workspace: Path) -> None:
+    read = [{"name": "read", "arguments": {"file_path": "x"}}]
+    write_script(workspace, {"text": "First look.", "tool_calls": read}, {"text": "Second look.", "tool_calls": read})
+    config = workspace / ".forge.toml"
+    config.write_text("max_requests_per_turn = 2\n" + config.read_text())  # before write_script's [retry] table
+    trust_workspace(workspace)
+    (workspace / "x").write_text("x\n")
+    p = forge("run", "look", "-w", str(workspace))
+    assert p.returncode == 3, p.stdout + p.stderr
+    assert p.stdout.count("First look.") == 1 and p.stdout.count("Second look.") == 1, p.stdout
+    assert p.stdout.splitlines()[-1].startswith("■ turn interrupted"), p.stdout
+    assert "MaxRequestPerTurnLimitReached {limit: 2}" in p.stdout
+    assert p.stderr == ""  # no log line saying again what the interrupt line says
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [
