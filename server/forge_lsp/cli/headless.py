@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from forge_lsp.cli.exit_codes import EXIT_CODES, EXIT_FAILED, EXIT_USAGE
 from forge_lsp.cli.parser import UsageError
 from forge_lsp.core.errors import BadPrompt, EmptyPrompt, NoModel, TurnInProgress
 from forge_lsp.core.errors import check_prompt as core_check_prompt
 from forge_lsp.render import EventPrinter, say
+
+if TYPE_CHECKING:
+    from forge_lsp.config import ConfigProblem
 
 MAX_PRINTED_PROBLEMS = 50
 
@@ -37,18 +40,6 @@ async def run_headless(
     warm_up()
     runtime = WorkspaceRuntime(workspace, trusted=True if trusted else None)
     runtime.on_notice = lambda message: say(sys.stderr, message)
-    problems = runtime.reported_problems()
-    for problem in problems[:MAX_PRINTED_PROBLEMS]:
-        say(sys.stderr, f"config: {problem}")
-    if len(problems) > MAX_PRINTED_PROBLEMS:
-        say(sys.stderr, f"config: ... and {len(problems) - MAX_PRINTED_PROBLEMS} more problems")
-    if runtime.ignored_keys():
-        changed = " (it changed since you trusted it)" if runtime.trust_state() == "changed" else ""
-        say(
-            sys.stderr,
-            f"forge-lsp: {runtime.root} is not trusted{changed}: the settings above are ignored; "
-            f"`forge-lsp trust {workspace}` trusts it, --trust trusts it for this run",
-        )
     try:
         if new:
             runtime.new_conversation()
@@ -57,6 +48,14 @@ async def run_headless(
     except BaseException:
         runtime.close()
         raise
+    ignored = runtime.untrusted_problems(model)
+    problems = [p for p in runtime.reported_problems() if p not in runtime.untrusted_problems()]
+    for problem in problems[:MAX_PRINTED_PROBLEMS]:
+        say(sys.stderr, f"config: {problem}")
+    if len(problems) > MAX_PRINTED_PROBLEMS:
+        say(sys.stderr, f"config: ... and {len(problems) - MAX_PRINTED_PROBLEMS} more problems")
+    if ignored:
+        say(sys.stderr, untrusted_line(runtime.root, workspace, ignored, runtime.trust_state() == "changed"))
     printer = EventPrinter(out)
     try:
         summary = await runtime.run(prompt, lambda e: printer(e.to_dict()), model)
@@ -71,10 +70,29 @@ async def run_headless(
     finally:
         runtime.close()
     printer.flush_text()
-    # The answer once more at the end, unless it is what was just printed (a one-reply turn).
-    if summary.text and summary.text.strip() != printer.last_text:
-        say(out, f"\n{summary.text}")
+    # Every message of the turn was printed once, as it came ("assistant: ..."): the ■ line is the last.
     return EXIT_CODES[summary.status.value]
+
+
+IGNORED_NAMED = 10
+NOT_TRUSTED = "ignored because this workspace is not trusted: "
+
+
+def untrusted_line(root: Path, workspace: Path, ignored: list[ConfigProblem], changed: bool) -> str:
+    """One line for what an untrusted workspace had ignored: each setting where it is and why, and how to trust it."""
+
+    def named(p: ConfigProblem) -> str:
+        where = p.path.relative_to(root).as_posix() if p.path and p.path.is_relative_to(root) else str(p.path or p.layer)
+        where += f":{p.line} {p.key}" if p.key and p.line else f" {p.key}" if p.key else ""
+        return f"{where} ({p.message.split(NOT_TRUSTED, 1)[-1]})"
+
+    listed = "; ".join(named(p) for p in ignored[:IGNORED_NAMED])
+    more = f"; and {len(ignored) - IGNORED_NAMED} more" if len(ignored) > IGNORED_NAMED else ""
+    since = " (its files changed since you trusted it)" if changed else ""
+    return (
+        f"forge-lsp: {root} is not trusted{since}, so it cannot set: {listed}{more}. "
+        f"`forge-lsp trust {workspace}` trusts it, --trust trusts it for this run"
+    )
 
 
 MATCHES_LISTED = 10
