@@ -17,12 +17,18 @@ ENV = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
 
 
 def forge(
-    *args: str, cwd: Path | None = None, timeout: int = 90, env: dict[str, str] | None = None
+    *args: str, cwd: Path | None = None, timeout: int = 90, env: dict[str, str] | None = None, input: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     # os.environ as it is now: the test's own user config and trust store (tests/conftest.py).
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(env or {})}
     return subprocess.run(
-        [sys.executable, "-m", "forge_lsp", *args], capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd
+        [sys.executable, "-m", "forge_lsp", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=cwd,
+        input=input,
     )
 
 
@@ -103,6 +109,19 @@ def test_run_model_flag_overrides_config(workspace: Path) -> None:
     assert p.returncode == 0 and "Hello from the scripted model." in p.stdout
 
 
+def test_what_a_run_leaves_in_forge_stays_out_of_git_and_the_users_files_do_not(workspace: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    (workspace / ".forge" / "templates").mkdir(parents=True)
+    (workspace / ".forge" / "templates" / "forge-doom-loop-reminder.md").write_text("stop repeating yourself\n")
+    p = forge("run", "hello", "-w", str(workspace), "--model", "scripted/echo")
+    assert p.returncode == 0, p.stderr
+    assert list((workspace / ".forge" / "transcripts").glob("*.md")) and (workspace / ".forge" / "state.sqlite3").exists()
+    status = subprocess.run(
+        ["git", "-C", str(workspace), "status", "--porcelain", "-uall"], capture_output=True, text=True, check=True
+    )
+    assert sorted(status.stdout.splitlines()) == ["?? .forge/.gitignore", "?? .forge/templates/forge-doom-loop-reminder.md"]
+
+
 @pytest.mark.parametrize("mode", [["--in-process"], []])
 def test_demo_shows_retries_recovery_and_interrupt(tmp_path: Path, mode: list[str]) -> None:
     p = forge("demo", "--workspace", str(tmp_path), *mode, timeout=120)
@@ -117,6 +136,28 @@ def test_demo_shows_retries_recovery_and_interrupt(tmp_path: Path, mode: list[st
     assert "■ turn interrupted" in out
 
 
+@pytest.mark.parametrize("mode", [["--in-process"], []])
+def test_demo_never_overwrites_a_file(workspace: Path, mode: list[str]) -> None:
+    (workspace / "README.md").write_text("my own readme\n")
+    (workspace / "app.cfg").write_text("my own config\n")
+    (workspace / "notes.txt").write_text("mine\n")
+    p = forge("demo", "-w", str(workspace), *mode)
+    assert p.returncode == 1, p.stdout + p.stderr
+    (line,) = p.stderr.strip().splitlines()
+    assert line.startswith("forge-lsp: ") and "not empty" in line, line
+    assert "README.md" in line and "app.cfg" in line and "notes.txt" in line, line
+    assert p.stdout == "" and "Traceback" not in p.stderr
+    assert (workspace / "README.md").read_text() == "my own readme\n"
+    assert (workspace / "app.cfg").read_text() == "my own config\n"
+    assert sorted(f.name for f in workspace.iterdir()) == ["README.md", "app.cfg", "notes.txt"]
+
+
+def test_demo_makes_a_new_folder(tmp_path: Path) -> None:
+    p = forge("demo", "-w", str(tmp_path / "new" / "demo"), "--in-process", timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert (tmp_path / "new" / "demo" / "app.cfg").is_file()
+
+
 def test_run_without_any_model_fails_at_once_saying_where_to_set_one(workspace: Path) -> None:
     (workspace / ".forge.toml").write_text("max_tool_failure_per_turn = 2\n")
     p = forge("run", "hello", "-w", str(workspace))
@@ -124,6 +165,59 @@ def test_run_without_any_model_fails_at_once_saying_where_to_set_one(workspace: 
     assert "no model is set" in p.stderr and ".forge.toml" in p.stderr
     assert "config.toml" in p.stderr and "forge.model" in p.stderr and "--model" in p.stderr
     assert "Traceback" not in p.stderr and not (workspace / ".forge" / "transcripts").exists()
+
+
+def test_run_dash_reads_the_prompt_from_stdin(workspace: Path) -> None:
+    prompt = "Fix the failing test.\nIt is in tests/test_parser.py.\n"
+    p = forge("run", "-", "-w", str(workspace), "-m", "scripted/echo", input=prompt)
+    assert p.returncode == 0, p.stderr
+    assert "prompt: Fix the failing test." in p.stdout and "prompt: -" not in p.stdout
+    (transcript,) = (workspace / ".forge" / "transcripts").glob("*.md")
+    assert "It is in tests/test_parser.py." in transcript.read_text()
+    empty = forge("run", "-", "-w", str(workspace), "-m", "scripted/echo", input="  \n")
+    assert empty.returncode == 1 and "the prompt on stdin is empty" in empty.stderr
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_verbose_works_before_or_after_the_subcommand(workspace: Path, where: str) -> None:
+    run = ["run", "hello", "-w", str(workspace), "-m", "scripted/echo"]
+    log = workspace.parent / "forge.log"
+    common = ["-v", "--log-file", str(log)]
+    p = forge(*(common + run if where == "before" else run + common))
+    assert p.returncode == 0, p.stderr
+    assert " INFO " in log.read_text()
+
+
+def test_an_untrusted_workspace_is_said_once_and_only_what_matters(workspace: Path) -> None:
+    (workspace / ".forge.toml").write_text('model = "scripted/s.json"\napi_base = "http://127.0.0.1:9/v1"\n')
+    p = forge("run", "hello", "-w", str(workspace), "-m", "scripted/echo")
+    assert p.returncode == 0, p.stderr
+    (line,) = p.stderr.strip().splitlines()  # one line, not a line per key and a line about trust
+    assert line.startswith(f"forge-lsp: {workspace} is not trusted") and "forge-lsp trust" in line and "--trust" in line
+    assert ".forge.toml:2 api_base" in line and "model" not in line, line  # --model made the workspace's model moot
+    (workspace / ".forge.toml").write_text('model = "scripted/s.json"\n')
+    p = forge("run", "hello", "-w", str(workspace), "-m", "scripted/echo")
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    p = forge("run", "hello", "-w", str(workspace))  # without --model, the ignored model is why no model is set
+    assert p.returncode == 1 and ".forge.toml:1 model" in p.stderr and "no model is set" in p.stderr, p.stderr
+    p = forge("run", "hello", "-w", str(workspace), "-c", "nope")  # an unrelated mistake comes alone
+    (line,) = p.stderr.strip().splitlines()
+    assert p.returncode == 1 and line.startswith("forge-lsp: no conversation 'nope'"), p.stderr
+
+
+def test_a_turn_of_several_messages_prints_each_once_and_ends_with_its_last_line(workspace: Path) -> None:
+    read = [{"name": "read", "arguments": {"file_path": "x"}}]
+    write_script(workspace, {"text": "First look.", "tool_calls": read}, {"text": "Second look.", "tool_calls": read})
+    config = workspace / ".forge.toml"
+    config.write_text("max_requests_per_turn = 2\n" + config.read_text())  # before write_script's [retry] table
+    trust_workspace(workspace)
+    (workspace / "x").write_text("x\n")
+    p = forge("run", "look", "-w", str(workspace))
+    assert p.returncode == 3, p.stdout + p.stderr
+    assert p.stdout.count("First look.") == 1 and p.stdout.count("Second look.") == 1, p.stdout
+    assert p.stdout.splitlines()[-1].startswith("■ turn interrupted"), p.stdout
+    assert "MaxRequestPerTurnLimitReached {limit: 2}" in p.stdout
+    assert p.stderr == ""  # no log line saying again what the interrupt line says
 
 
 @pytest.mark.parametrize(
@@ -194,6 +288,45 @@ def test_demo_removes_its_temporary_workspace_unless_kept(tmp_path: Path, keep: 
     else:
         assert left == []
         assert "temporary workspace removed" in p.stdout
+
+
+@pytest.mark.parametrize("end", ["ctrl-d", "ctrl-c"])
+def test_a_bare_forge_lsp_in_a_terminal_says_what_it_is_on_stderr_and_keeps_serving(tmp_path: Path, end: str) -> None:
+    import pty
+    import select
+    import signal
+
+    controller, terminal = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "forge_lsp"], stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV, cwd=tmp_path
+    )
+    os.close(terminal)
+    try:
+        assert proc.stderr is not None
+        ready, _, _ = select.select([proc.stderr], [], [], 30)
+        assert ready, "nothing on stderr"
+        notice = os.read(proc.stderr.fileno(), 4096).decode()
+        assert "language server" in notice and "stdin/stdout" in notice, notice
+        assert "forge-lsp demo" in notice and "forge-lsp run" in notice, notice
+        assert proc.poll() is None  # still serving: an editor could be on the other end
+        if end == "ctrl-c":
+            proc.send_signal(signal.SIGINT)  # what the terminal sends on Ctrl-C
+            proc.wait(timeout=15)  # the notice says Ctrl-C ends it: it does, at once
+        else:
+            os.write(controller, b"\x04")  # Ctrl-D: end of input
+            proc.wait(timeout=15)
+    finally:
+        os.close(controller)
+        if proc.poll() is None:
+            proc.kill()
+        out, err = proc.communicate(timeout=30)
+    assert out == b"" and b"Traceback" not in err, err
+    assert proc.returncode == (130 if end == "ctrl-c" else 0), err
+
+
+def test_a_bare_forge_lsp_started_by_an_editor_says_nothing(tmp_path: Path) -> None:
+    p = subprocess.run([sys.executable, "-m", "forge_lsp"], input="", capture_output=True, text=True, env=ENV, timeout=30)
+    assert p.returncode == 0 and p.stdout == "" and p.stderr == "", p.stderr
 
 
 def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:

@@ -15,6 +15,52 @@ def forge(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "forge_lsp", *args], capture_output=True, text=True, timeout=90, env=env)
 
 
+def listed(workspace: Path) -> list[dict[str, object]]:
+    p = forge("conversations", "-w", str(workspace), "--json")
+    assert p.returncode == 0, p.stderr
+    result: list[dict[str, object]] = json.loads(p.stdout)
+    return result
+
+
+def test_run_new_starts_a_new_conversation_and_makes_it_current(workspace: Path) -> None:
+    assert forge("run", "Fix the parser", "-w", str(workspace), "-m", "scripted/echo").returncode == 0
+    p = forge("run", "Write the docs", "-w", str(workspace), "-m", "scripted/echo", "--new")
+    assert p.returncode == 0, p.stderr
+    newest, first = listed(workspace)
+    assert (newest["title"], newest["turns"], first["title"], first["turns"]) == ("Write the docs", 1, "Fix the parser", 1)
+    assert forge("run", "go on", "-w", str(workspace), "-m", "scripted/echo").returncode == 0  # continues the new one
+    assert [c["turns"] for c in listed(workspace)] == [2, 1]
+    both = forge("run", "x", "-w", str(workspace), "-m", "scripted/echo", "--new", "-c", str(first["id"]))
+    assert both.returncode == 1 and "not allowed with" in both.stderr and "Traceback" not in both.stderr
+
+
+def test_a_conversation_is_found_by_a_unique_prefix_of_its_id(workspace: Path) -> None:
+    assert forge("run", "Fix the parser", "-w", str(workspace), "-m", "scripted/echo").returncode == 0
+    assert forge("run", "Write the docs", "-w", str(workspace), "-m", "scripted/echo", "--new").returncode == 0
+    docs, parser = listed(workspace)
+    prefix = next(str(parser["id"])[:n] for n in range(1, 33) if not str(docs["id"]).startswith(str(parser["id"])[:n]))
+    p = forge("run", "go on", "-w", str(workspace), "-m", "scripted/echo", "-c", prefix)
+    assert p.returncode == 0, p.stderr
+    assert {c["title"]: c["turns"] for c in listed(workspace)} == {"Fix the parser": 2, "Write the docs": 1}
+
+
+def test_an_ambiguous_prefix_lists_the_conversations_it_matches(workspace: Path) -> None:
+    from forge_lsp.core.runtime import WorkspaceRuntime
+
+    runtime = WorkspaceRuntime(workspace)
+    seen: dict[str, str] = {}
+    while True:  # at most 17 conversations: two of them share a first hex digit
+        cid = runtime.new_conversation()
+        if cid[0] in seen:
+            break
+        seen[cid[0]] = cid
+    runtime.close()
+    p = forge("run", "x", "-w", str(workspace), "-m", "scripted/echo", "-c", cid[0])
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    assert f"{cid[0]!r} matches 2 conversations" in p.stderr, p.stderr
+    assert cid in p.stderr and seen[cid[0]] in p.stderr and p.stdout == ""
+
+
 def test_conversations_listed_and_continued(workspace: Path) -> None:
     empty = forge("conversations", "-w", str(workspace))
     assert empty.returncode == 0 and "no conversations" in empty.stdout

@@ -47,7 +47,7 @@ def test_a_workspace_api_base_never_gets_the_users_key(workspace: Path, record_r
         assert p.returncode == 0, p.stderr
         assert attacker.requests == [], "the attacker's address was called"
         assert [r["auth"] for r in mine.requests] == [f"Bearer {KEY}"]
-        assert "api_base: ignored because this workspace is not trusted" in p.stderr
+        assert "is not trusted, so it cannot set: .forge.toml:1 api_base" in p.stderr, p.stderr
         assert "forge-lsp trust" in p.stderr
         # The same workspace, trusted by the user for this run: now its address is used (so the check above can fail).
         p = run(workspace, "--trust")
@@ -67,7 +67,7 @@ def test_a_workspace_scripted_model_does_not_choose_the_tool_calls(workspace: Pa
     (workspace / ".forge.toml").write_text('model = "scripted/evil.json"\n')
     p = run(workspace)
     assert p.returncode == 1 and "no model is set" in p.stderr and not marker.exists()
-    assert "model: ignored because this workspace is not trusted" in p.stderr
+    assert "is not trusted, so it cannot set: .forge.toml:1 model" in p.stderr, p.stderr
     record_reliability(
         "attack: scripted model in .forge.toml",
         "model = scripted/<file in the repo> so the repository decides the tool calls (touch a file)",

@@ -6,15 +6,16 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, TextIO, cast
 
 from forge_lsp.cli.commands import conversations_command, trust_command
 from forge_lsp.cli.exit_codes import EXIT_CANCELLED, EXIT_FAILED, EXIT_USAGE
-from forge_lsp.cli.headless import check_prompt, check_workspace, run_headless
+from forge_lsp.cli.headless import check_prompt, check_workspace, read_prompt, run_headless
 from forge_lsp.cli.parser import UsageError, build_parser
 from forge_lsp.render import say
 
@@ -77,6 +78,27 @@ def _guarded_main(argv: Sequence[str] | None) -> int:
         return EXIT_FAILED
 
 
+SERVING_ON_A_TERMINAL = (
+    "forge-lsp: this is the language server, speaking LSP on stdin/stdout for an editor to start; "
+    "it is waiting for one (Ctrl-C or Ctrl-D ends it). To try the agent: `forge-lsp demo`; "
+    'to run a turn in this folder: `forge-lsp run "PROMPT"`; all commands: `forge-lsp --help`'
+)
+
+
+def _stop_at_once(signum: int, frame: object) -> None:
+    """Ctrl-C on a server typed in a terminal: no client to finish with, and the reader thread blocks in the
+    terminal's read (a KeyboardInterrupt left to the server could wait on it for ever)."""
+    say(sys.stderr, "forge-lsp: stopped")
+    os._exit(EXIT_CANCELLED)
+
+
+def _is_terminal(stream: TextIO | None) -> bool:
+    try:
+        return stream is not None and stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
 def _tcp_address(host: str, port: str) -> tuple[str, int]:
     try:
         number = int(port)
@@ -92,6 +114,9 @@ def _main(argv: Sequence[str] | None) -> int:
     _setup_logging(args.verbose, args.log_file)
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     if args.command == "run":
+        if args.prompt == "-":
+            args.prompt = read_prompt(sys.stdin)
+            check_prompt(args.prompt, " on stdin")
         check_prompt(args.prompt)
         if args.model is not None and not args.model.strip():
             raise UsageError("--model is empty: name a model, e.g. --model openai/gpt-4o or --model scripted/echo")
@@ -99,7 +124,15 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.conversation is not None and not args.conversation.strip():
             raise UsageError("--conversation is empty: give an id from `forge-lsp conversations`")
         return asyncio.run(
-            run_headless(args.prompt, workspace, args.model, sys.stdout, trusted=args.trust, conversation=args.conversation)
+            run_headless(
+                args.prompt,
+                workspace,
+                args.model,
+                sys.stdout,
+                trusted=args.trust,
+                conversation=args.conversation,
+                new=args.new,
+            )
         )
     if args.command == "conversations":
         return conversations_command(check_workspace(Path(args.workspace)), args.json, sys.stdout)
@@ -111,10 +144,11 @@ def _main(argv: Sequence[str] | None) -> int:
         return asyncio.run(serve())
     if args.command == "demo":
         folder = Path(args.workspace) if args.workspace else None
-        if folder is not None and folder.exists() and not folder.is_dir():
-            raise UsageError(f"demo workspace {folder} is not a folder")
-        from forge_lsp.cli.demo import run_demo  # here, not above: the demo's LSP client (pygls) loads for the demo only
+        # here, not above: the demo's LSP client (pygls) loads for the demo only
+        from forge_lsp.cli.demo import check_demo_folder, run_demo
 
+        if folder is not None:
+            check_demo_folder(folder)
         return run_demo(folder, args.in_process, args.keep, sys.stdout)
     tcp = _tcp_address(*args.tcp) if args.tcp else None
     from forge_lsp.lsp.server import create_server
@@ -130,6 +164,10 @@ def _main(argv: Sequence[str] | None) -> int:
 
         channel = CoalescingWriter(sys.stdout.buffer)
         sys.stdout = sys.stderr
+        if _is_terminal(sys.stdin):  # a person typed a bare `forge-lsp`: an editor never starts it on a terminal
+            say(sys.stderr, SERVING_ON_A_TERMINAL)
+            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+                signal.signal(signal.SIGINT, _stop_at_once)
         server.start_io(sys.stdin.buffer, channel)  # type: ignore[arg-type]
     # exit after shutdown is 0, exit without it 1 (LSP spec); the client going away without exit is 0.
     return protocol.exit_code or 0

@@ -59,5 +59,5 @@ def conversations_command(workspace: Path, as_json: bool, out: TextIO) -> int:
         status = c["lastStatus"] or "-"
         title = c["title"] or "(no turn yet)"
         say(out, f"{mark} {c['id']}  {c['updated']}  {c['turns']:>3} turns  {status:<11} {c['tokens']:>8} tokens  {title}")
-    say(out, '(* the current one; `forge-lsp run --conversation ID "PROMPT"` continues another)')
+    say(out, '(* the current one; `forge-lsp run -c ID "PROMPT"` continues another, a start of its id will do; --new starts one)')
     return 0

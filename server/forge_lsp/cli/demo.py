@@ -19,6 +19,7 @@ from pygls.lsp.client import LanguageClient
 
 from forge_lsp.cli.exit_codes import EXIT_CODES, EXIT_FAILED, EXIT_INTERRUPTED
 from forge_lsp.cli.headless import run_headless
+from forge_lsp.cli.parser import UsageError
 from forge_lsp.domain.events import format_reason
 from forge_lsp.render import EventPrinter, say
 
@@ -30,12 +31,42 @@ DEMO_FILES = {
 DEMO_PROMPT = "Change the server port in app.cfg to 9090."
 
 
+NAMED_AT_MOST = 5
+
+
+def check_demo_folder(folder: Path) -> None:
+    """UsageError unless folder is missing or empty: the demo writes its own files and runs an agent there.
+
+    It never overwrites a file, nor mixes its files and turn with a folder of the user's own.
+    """
+    if not folder.exists():
+        return
+    if not folder.is_dir():
+        raise UsageError(f"demo workspace {folder} is not a folder")
+    present = sorted(p.name for p in folder.iterdir())
+    if not present:
+        return
+    named = ", ".join(present[:NAMED_AT_MOST]) + (
+        f" and {len(present) - NAMED_AT_MOST} more" if len(present) > NAMED_AT_MOST else ""
+    )
+    *rest, last = sorted(DEMO_FILES)
+    written = f"{', '.join(rest)} and {last}"
+    raise UsageError(
+        f"demo workspace {folder} is not empty ({named}): the demo writes its own {written} there and runs "
+        "a turn in it; give a new or empty folder, or leave out --workspace for a temporary one"
+    )
+
+
 def make_demo_workspace(folder: Path | None = None) -> Path:
-    """A temporary workspace with the files the builtin demo script expects."""
+    """A workspace with the files the builtin demo script expects: a temporary one, or folder (new or empty).
+
+    A file that is already there is never overwritten (FileExistsError).
+    """
     root = folder or Path(tempfile.mkdtemp(prefix="forge-demo-"))
     root.mkdir(parents=True, exist_ok=True)
     for name, content in DEMO_FILES.items():
-        (root / name).write_text(content, encoding="utf-8")
+        with (root / name).open("x", encoding="utf-8") as f:
+            f.write(content)
     return root
 
 

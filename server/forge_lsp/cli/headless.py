@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from forge_lsp.cli.exit_codes import EXIT_CODES, EXIT_FAILED, EXIT_USAGE
 from forge_lsp.cli.parser import UsageError
@@ -12,16 +12,26 @@ from forge_lsp.core.errors import BadPrompt, EmptyPrompt, NoModel, TurnInProgres
 from forge_lsp.core.errors import check_prompt as core_check_prompt
 from forge_lsp.render import EventPrinter, say
 
+if TYPE_CHECKING:
+    from forge_lsp.config import ConfigProblem
+
 MAX_PRINTED_PROBLEMS = 50
 
 
 async def run_headless(
-    prompt: str, workspace: Path, model: str | None, out: TextIO, trusted: bool = False, conversation: str | None = None
+    prompt: str,
+    workspace: Path,
+    model: str | None,
+    out: TextIO,
+    trusted: bool = False,
+    conversation: str | None = None,
+    new: bool = False,
 ) -> int:
     """Run one turn in-process and print its events; returns the exit code.
 
     trusted: the user said so for this run (--trust); otherwise the trust store decides.
-    conversation: continue this stored conversation (--conversation ID) instead of the current one.
+    conversation: continue this stored conversation (--conversation ID, or a unique start of the id) instead of
+    the current one. new: start a new conversation (--new) instead.
     """
     from forge_lsp.core.runtime import WorkspaceRuntime
     from forge_lsp.llm.litellm_adapter import warm_up
@@ -30,26 +40,22 @@ async def run_headless(
     warm_up()
     runtime = WorkspaceRuntime(workspace, trusted=True if trusted else None)
     runtime.on_notice = lambda message: say(sys.stderr, message)
-    problems = runtime.reported_problems()
+    try:
+        if new:
+            runtime.new_conversation()
+        elif conversation is not None:
+            runtime.open_conversation(find_conversation(runtime.list_conversations(), conversation, runtime.root, workspace))
+    except BaseException:
+        runtime.close()
+        raise
+    ignored = runtime.untrusted_problems(model)
+    problems = [p for p in runtime.reported_problems() if p not in runtime.untrusted_problems()]
     for problem in problems[:MAX_PRINTED_PROBLEMS]:
         say(sys.stderr, f"config: {problem}")
     if len(problems) > MAX_PRINTED_PROBLEMS:
         say(sys.stderr, f"config: ... and {len(problems) - MAX_PRINTED_PROBLEMS} more problems")
-    if runtime.ignored_keys():
-        changed = " (it changed since you trusted it)" if runtime.trust_state() == "changed" else ""
-        say(
-            sys.stderr,
-            f"forge-lsp: {runtime.root} is not trusted{changed}: the settings above are ignored; "
-            f"`forge-lsp trust {workspace}` trusts it, --trust trusts it for this run",
-        )
-    if conversation is not None:
-        try:
-            runtime.open_conversation(conversation)
-        except KeyError:
-            runtime.close()
-            raise UsageError(
-                f"no conversation {conversation!r} in {runtime.root}: `forge-lsp conversations -w {workspace}` lists them"
-            ) from None
+    if ignored:
+        say(sys.stderr, untrusted_line(runtime.root, workspace, ignored, runtime.trust_state() == "changed"))
     printer = EventPrinter(out)
     try:
         summary = await runtime.run(prompt, lambda e: printer(e.to_dict()), model)
@@ -64,18 +70,70 @@ async def run_headless(
     finally:
         runtime.close()
     printer.flush_text()
-    # The answer once more at the end, unless it is what was just printed (a one-reply turn).
-    if summary.text and summary.text.strip() != printer.last_text:
-        say(out, f"\n{summary.text}")
+    # Every message of the turn was printed once, as it came ("assistant: ..."): the ■ line is the last.
     return EXIT_CODES[summary.status.value]
 
 
-def check_prompt(prompt: str) -> None:
-    """UsageError for a prompt no turn can run (before seconds go into loading litellm)."""
+IGNORED_NAMED = 10
+NOT_TRUSTED = "ignored because this workspace is not trusted: "
+
+
+def untrusted_line(root: Path, workspace: Path, ignored: list[ConfigProblem], changed: bool) -> str:
+    """One line for what an untrusted workspace had ignored: each setting where it is and why, and how to trust it."""
+
+    def named(p: ConfigProblem) -> str:
+        where = p.path.relative_to(root).as_posix() if p.path and p.path.is_relative_to(root) else str(p.path or p.layer)
+        where += f":{p.line} {p.key}" if p.key and p.line else f" {p.key}" if p.key else ""
+        return f"{where} ({p.message.split(NOT_TRUSTED, 1)[-1]})"
+
+    listed = "; ".join(named(p) for p in ignored[:IGNORED_NAMED])
+    more = f"; and {len(ignored) - IGNORED_NAMED} more" if len(ignored) > IGNORED_NAMED else ""
+    since = " (its files changed since you trusted it)" if changed else ""
+    return (
+        f"forge-lsp: {root} is not trusted{since}, so it cannot set: {listed}{more}. "
+        f"`forge-lsp trust {workspace}` trusts it, --trust trusts it for this run"
+    )
+
+
+MATCHES_LISTED = 10
+
+
+def find_conversation(listed: list[dict[str, Any]], wanted: str, root: Path, workspace: Path) -> str:
+    """The id of the listed conversation that wanted names: its whole id, or a start of it that no other shares.
+
+    UsageError naming the matches (id and title) when several start so, or how to list them when none does.
+    """
+    ids = [str(c["id"]) for c in listed]
+    if wanted in ids:
+        return wanted
+    matches = [c for c in listed if str(c["id"]).startswith(wanted)]
+    if len(matches) == 1:
+        return str(matches[0]["id"])
+    if not matches:
+        raise UsageError(f"no conversation {wanted!r} in {root}: `forge-lsp conversations -w {workspace}` lists them")
+    shown = "; ".join(f"{c['id']} ({c['title'] or 'no turn yet'})" for c in matches[:MATCHES_LISTED])
+    more = f"; and {len(matches) - MATCHES_LISTED} more" if len(matches) > MATCHES_LISTED else ""
+    raise UsageError(f"{wanted!r} matches {len(matches)} conversations: {shown}{more}; give more of the id")
+
+
+def read_prompt(stdin: TextIO) -> str:
+    """The prompt of `forge-lsp run -`: all of stdin (a person at a terminal ends it with Ctrl-D)."""
+    if stdin.isatty():
+        say(sys.stderr, "forge-lsp: reading the prompt from stdin; end it with Ctrl-D")
+    try:
+        return stdin.buffer.read().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"the prompt on stdin is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def check_prompt(prompt: str, where: str = "") -> None:
+    """UsageError for a prompt no turn can run (before seconds go into loading litellm); where: ' on stdin'."""
     try:
         core_check_prompt(prompt)
     except EmptyPrompt:
-        raise UsageError('the prompt is empty: say what the agent should do, e.g. forge-lsp run "fix the failing test"') from None
+        raise UsageError(
+            f'the prompt{where} is empty: say what the agent should do, e.g. forge-lsp run "fix the failing test"'
+        ) from None
     except BadPrompt as exc:
         raise UsageError(str(exc)) from None
 

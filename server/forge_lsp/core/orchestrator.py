@@ -290,7 +290,7 @@ class Orchestrator:
             if yields:
                 return TurnStatus.COMPLETED, None
             if turn.requests >= self.config.max_requests_per_turn:
-                log.warning("turn %s reached max_requests_per_turn (%d)", turn_id, self.config.max_requests_per_turn)
+                log.info("turn %s reached max_requests_per_turn (%d)", turn_id, self.config.max_requests_per_turn)
                 return TurnStatus.INTERRUPTED, MaxRequestPerTurnLimitReached(self.config.max_requests_per_turn)
 
     def _compact(self, turn: _Turn, emit: Emit) -> None:

@@ -138,11 +138,14 @@ class WorkspaceRuntime:
             self._client_trusted = None
         return self.reload_config()
 
-    def untrusted_problems(self) -> list[ConfigProblem]:
-        """Everything of the workspace ignored because it is not trusted: config keys and template overrides."""
+    def untrusted_problems(self, model: str | None = None) -> list[ConfigProblem]:
+        """Everything of the workspace ignored because it is not trusted: config keys and template overrides.
+
+        model: the model a turn is given (forge-lsp run --model); the workspace's ignored model is then moot, left out.
+        """
         if self.trusted:
             return []
-        problems = list(self.effective.ignored)
+        problems = [p for p in self.effective.ignored if not (model and p.key == "model")]
         folder = self.root / TEMPLATES_DIR
         try:
             names = sorted(p.name for p in folder.glob("*.md")) if folder.is_dir() else []

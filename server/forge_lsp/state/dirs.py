@@ -14,6 +14,8 @@ import stat
 import time
 from pathlib import Path
 
+from forge_lsp.state.lock import LOCK_FILE
+
 STATE_DIR = ".forge"
 STATE_FILE = "state.sqlite3"
 SIDE_FILES = ("-wal", "-shm", "-journal")
@@ -29,7 +31,7 @@ def _own_dir(path: Path) -> bool:
 
 
 def ensure_state_dir(root: Path) -> Path:
-    """.forge/ in the workspace, with a .gitignore that keeps it out of git.
+    """.forge/ in the workspace, with a .gitignore that keeps its state (not the user's files there) out of git.
 
     UnsafeStateDir when .forge is a symlink (it may point out of the
     workspace), not a folder, or not the user's own.
@@ -39,10 +41,44 @@ def ensure_state_dir(root: Path) -> Path:
         folder.mkdir(parents=True)
     if not _own_dir(folder):
         raise UnsafeStateDir(f"{folder} is a symlink, not a folder, or not owned by you; it is not used")
-    ignore = folder / ".gitignore"
-    if not ignore.exists() and not ignore.is_symlink():
-        ignore.write_text("*\n", encoding="utf-8")
+    _write_gitignore(folder / ".gitignore")
     return folder
+
+
+GITIGNORE = "\n".join(
+    [
+        "# Written by forge-lsp: its state stays out of git. Anything else you keep in .forge/",
+        "# (templates/, a scripted model's script, AGENTS.md) can be committed.",
+        f"/{STATE_FILE}",
+        *(f"/{STATE_FILE}{side}" for side in SIDE_FILES),
+        f"/{STATE_FILE}.*",
+        "/transcripts/",
+        f"/{LOCK_FILE}",
+        "",
+    ]
+)
+"""What .forge/.gitignore says: the state file, its side files and moved-aside copies, transcripts, the turn lock."""
+
+OLD_GITIGNORES = ("*\n",)
+"""What forge-lsp wrote there before ('*' kept templates and scripts out of git too): rewritten as GITIGNORE.
+Any other content is the user's (or edited by the user) and is left as it is."""
+
+
+def _write_gitignore(ignore: Path) -> None:
+    """.forge/.gitignore, unless one of the user's own is there: only forge-lsp's own older one is rewritten."""
+    try:
+        info = ignore.lstat()
+    except FileNotFoundError:
+        with contextlib.suppress(FileExistsError), ignore.open("x", encoding="utf-8") as f:
+            f.write(GITIGNORE)
+        return
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_size > 64:
+        return
+    if ignore.read_text(encoding="utf-8", errors="replace") not in OLD_GITIGNORES:
+        return
+    fresh = ignore.with_name(f".gitignore.{os.getpid()}.tmp")
+    fresh.write_text(GITIGNORE, encoding="utf-8")
+    os.replace(fresh, ignore)
 
 
 def user_state_dir(root: Path) -> Path:
