@@ -49,7 +49,7 @@ async def run_headless(
         runtime.close()
         raise
     ignored = runtime.untrusted_problems(model)
-    problems = [p for p in runtime.reported_problems() if p not in runtime.untrusted_problems()]
+    problems = runtime.config_problems()  # the ignored ones are said in one line below
     for problem in problems[:MAX_PRINTED_PROBLEMS]:
         say(sys.stderr, f"config: {problem}")
     if len(problems) > MAX_PRINTED_PROBLEMS:

@@ -156,10 +156,14 @@ class WorkspaceRuntime:
             problems.append(ConfigProblem("workspace", "", f"{TEMPLATES_DIR / name}: {message}", folder / name, 1, UNTRUSTED))
         return problems
 
+    def config_problems(self) -> list[ConfigProblem]:
+        """Each bad key or value and each file that does not parse (not what trust ignores)."""
+        return [p for p in self.effective.problems if p.code != UNTRUSTED]
+
     def reported_problems(self) -> list[ConfigProblem]:
-        """What every frontend reports of the config in force: each bad key or value and each file
-        that does not parse, then everything ignored because the workspace is not trusted."""
-        return [p for p in self.effective.problems if p.code != UNTRUSTED] + self.untrusted_problems()
+        """What every frontend reports of the config in force: config_problems(), then everything
+        ignored because the workspace is not trusted."""
+        return self.config_problems() + self.untrusted_problems()
 
     def ignored_keys(self) -> list[str]:
         """The names of what an untrusted workspace had ignored (keys, template files), sorted, once each."""
