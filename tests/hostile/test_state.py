@@ -715,27 +715,155 @@ def _rows_of(path: Path) -> list[str]:
         db.close()
 
 
-# Issue 22 item 8, not fixed yet: sqlite replays any valid -wal beside the file it opens (and, on close,
-# checkpoints it into the file), so the attacker's pages replace the user's. strict: it fails once fixed.
-@pytest.mark.xfail(strict=True, reason="issue 22 item 8: a planted -wal is replayed into the user's state file")
-@pytest.mark.parametrize("trusted", [False, True], ids=["untrusted", "trusted"])
-def test_a_planted_wal_is_never_replayed_into_the_users_state(
-    tmp_path: Path, workspace: Path, trusted: bool, record_reliability: Record
-) -> None:
+def _attackers_journal(folder: Path, user_file: Path) -> bytes:
+    """A hot rollback journal of the attacker's, made from a copy of the user's own file: rolling it back
+    writes the attacker's pages into whatever database it lies beside."""
+    folder.mkdir()
+    copy = folder / STATE_FILE
+    copy.write_bytes(user_file.read_bytes())
+    db = sqlite3.connect(copy, isolation_level=None)
+    db.execute("PRAGMA journal_mode=DELETE")
+    db.execute("UPDATE messages SET data=?", (json.dumps({"role": "user", "content": SEEDED}),))
+    db.close()
+    # A process that dies mid-transaction leaves the pages it changed, as they were, in a hot journal.
+    crash = (
+        "import os, sqlite3, sys\n"
+        "db = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+        "db.execute('PRAGMA cache_size=1')\n"
+        "db.execute('BEGIN')\n"
+        "db.execute(\"UPDATE messages SET data='{}'\")\n"
+        "db.execute('CREATE TABLE filler (x)')\n"
+        "db.execute('INSERT INTO filler SELECT randomblob(4000) FROM messages, (SELECT 1 UNION SELECT 2 UNION SELECT 3)')\n"
+        "db.executemany('INSERT INTO filler VALUES (randomblob(4000))', [()] * 40)\n"
+        "os._exit(0)\n"
+    )
+    subprocess.run([sys.executable, "-c", crash, str(copy)], check=True, timeout=60)
+    return (folder / (STATE_FILE + "-journal")).read_bytes()
+
+
+def _users_state(workspace: Path) -> Path:
     mine = StateStore(workspace)
     mine.append(mine.current_conversation(), "t", ChatMessage("user", "mine"))
     mine.close()
     path = workspace.resolve() / ".forge" / STATE_FILE
     assert _rows_of(path) == ["mine"] and not path.with_name(STATE_FILE + "-wal").exists()
-    path.with_name(STATE_FILE + "-wal").write_bytes(_attackers_wal(tmp_path / "attacker"))  # came with a git pull
+    return path
+
+
+@pytest.mark.parametrize("trusted", [False, True], ids=["untrusted", "trusted"])
+@pytest.mark.parametrize("side", ["-wal", "-journal"])
+def test_a_planted_wal_or_journal_is_never_replayed_into_the_users_state(
+    tmp_path: Path, workspace: Path, trusted: bool, side: str, record_reliability: Record
+) -> None:
+    path = _users_state(workspace)
+    planted = path.with_name(STATE_FILE + side)
+    log = _attackers_wal(tmp_path / "attacker") if side == "-wal" else _attackers_journal(tmp_path / "attacker", path)
+    planted.write_bytes(log)  # came with a git pull
     store = StateStore(workspace, trusted=trusted)
     history = [m.content for c in store.conversations() for m in store.history(c["id"])]
     store.close()
-    assert SEEDED not in history
+    assert history == ["mine"]
     assert _rows_of(path) == ["mine"], "the user's own rows were replaced"
-    assert any("-wal" in n for n in store.notices), store.notices
+    (notice,) = store.notices
+    (moved,) = [p for p in path.parent.iterdir() if p.name.startswith(f"{STATE_FILE}.refused-")]
+    assert moved.name.endswith(side) and moved.read_bytes() == log, "set aside as it was, for the user to look at"
+    assert str(planted) in notice and str(moved) in notice and "not written by your forge-lsp" in notice
+    # Set aside once: the next start opens the user's file without a word.
+    again = StateStore(workspace, trusted=trusted)
+    assert again.notices == [] and [m.content for m in again.history(again.current_conversation())] == ["mine"]
+    again.close()
     record_reliability(
-        "attack: a -wal planted next to the user's own state file",
-        f"another database's write-ahead log as .forge/state.sqlite3-wal ({'trusted' if trusted else 'untrusted'} workspace)",
+        f"attack: a {side} planted next to the user's own state file",
+        f"another database's {'write-ahead log' if side == '-wal' else 'hot rollback journal'} as "
+        f".forge/state.sqlite3{side} ({'trusted' if trusted else 'untrusted'} workspace)",
         "set aside, not replayed; the user's rows intact; one message says so",
     )
+
+
+def test_a_planted_shm_alone_changes_nothing(tmp_path: Path, workspace: Path) -> None:
+    path = _users_state(workspace)
+    path.with_name(STATE_FILE + "-shm").write_bytes(b"\xff" * 32768)
+    store = StateStore(workspace)
+    assert [m.content for m in store.history(store.current_conversation())] == ["mine"]
+    store.close()
+    assert _rows_of(path) == ["mine"]
+
+
+def _crash_mid_conversation(workspace: Path, *more: str, hold: bool = False) -> subprocess.Popen[str]:
+    """Another forge-lsp process of this user: it writes more messages, then dies without closing
+    (or, with hold, keeps the state open until its stdin closes)."""
+    code = (
+        "import os, sys\n"
+        "from pathlib import Path\n"
+        "from forge_lsp.domain.messages import ChatMessage\n"
+        "from forge_lsp.state.store import StateStore\n"
+        "store = StateStore(Path(sys.argv[1]))\n"
+        "cid = store.current_conversation()\n"
+        "for text in sys.argv[3:]:\n"
+        "    store.append(cid, 't', ChatMessage('user', text))\n"
+        "print('written', flush=True)\n"
+        "if sys.argv[2] == 'hold':\n"
+        "    sys.stdin.read()\n"
+        "os._exit(0)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(workspace), "hold" if hold else "crash", *more],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == "written\n"
+    return proc
+
+
+def test_the_wal_a_crashed_forge_lsp_of_ours_left_is_replayed(workspace: Path) -> None:
+    path = _users_state(workspace)
+    _crash_mid_conversation(workspace, "after the crash").wait(30)
+    assert path.with_name(STATE_FILE + "-wal").stat().st_size > 32, "the crash left its log"
+    store = StateStore(workspace)
+    assert [m.content for m in store.history(store.current_conversation())] == ["mine", "after the crash"]
+    assert store.notices == []
+    store.close()
+    assert not [p for p in path.parent.iterdir() if ".refused-" in p.name]
+
+
+def test_a_live_forge_lsp_of_ours_keeps_its_wal(workspace: Path) -> None:
+    path = _users_state(workspace)
+    other = _crash_mid_conversation(workspace, *(f"live {n}" for n in range(300)), hold=True)
+    try:
+        store = StateStore(workspace)
+        contents = [m.content for m in store.history(store.current_conversation())]
+        store.append(store.current_conversation(), "t", ChatMessage("user", "from the second"))
+        store.close()
+    finally:
+        other.communicate("", timeout=30)
+    assert contents == ["mine", *(f"live {n}" for n in range(300))] and store.notices == []
+    assert not [p for p in path.parent.iterdir() if ".refused-" in p.name]
+    after = StateStore(workspace)
+    assert [m.content for m in after.history(after.current_conversation())][-2:] == ["live 299", "from the second"]
+    assert after.notices == []
+    after.close()
+
+
+def test_a_wal_held_open_by_another_process_is_never_moved(workspace: Path) -> None:
+    """A forge-lsp that predates the record of its -wal, still running: its log is live, never moved."""
+    path = _users_state(workspace)
+    code = (
+        "import sqlite3, sys\n"
+        "db = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+        "db.execute('PRAGMA wal_autocheckpoint=0')\n"
+        "db.execute(\"INSERT INTO messages (conversation_id, turn_id, data, created) SELECT conversation_id, 't', "
+        '\'{\\"role\\": \\"user\\", \\"content\\": \\"older\\"}\', 0 FROM messages")\n'
+        "print('written', flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    older = subprocess.Popen([sys.executable, "-c", code, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert older.stdout is not None and older.stdout.readline() == "written\n"
+        store = StateStore(workspace)
+        contents = [m.content for m in store.history(store.current_conversation())]
+        store.close()
+    finally:
+        older.communicate("", timeout=30)
+    assert contents == ["mine", "older"] and store.notices == []
+    assert not [p for p in path.parent.iterdir() if ".refused-" in p.name]

@@ -12,6 +12,7 @@ The package, one module a subject; each imports the others by their own module p
 - db: the schema, opening and checking a state database, how a message is stored
 - lock: TurnLock, one turn at a time per workspace across processes
 - registry: StateRegistry, the state files this user's forge-lsp created or adopted
+- wal: the -wal / -journal beside a state file: ours (recorded) or set aside unread
 - store: StateStore, conversations, messages, turns and the reaper
 
 This module only re-exports their public names, so that ``from forge_lsp.state import StateStore``

@@ -107,14 +107,20 @@ def _unsafe_file(path: Path) -> str | None:
     return None
 
 
-def move_aside(path: Path, why: str) -> Path:
-    """Rename a state file (and its -wal/-shm) to <name>.<why>-<timestamp>; returns the new name."""
+def _aside_name(path: Path, why: str) -> Path:
+    """<name>.<why>-<timestamp>, a name no file (or side file of one) has yet."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
     target = path.with_name(f"{path.name}.{why}-{stamp}")
     n = 1
-    while target.exists() or target.is_symlink():
+    while any(os.path.lexists(target.with_name(target.name + s)) for s in ("", *SIDE_FILES)):
         n += 1
         target = path.with_name(f"{path.name}.{why}-{stamp}-{n}")
+    return target
+
+
+def move_aside(path: Path, why: str) -> Path:
+    """Rename a state file (and its -wal/-shm) to <name>.<why>-<timestamp>; returns the new name."""
+    target = _aside_name(path, why)
     # rename never follows a symlink: the link itself moves, whatever it points to.
     os.rename(path, target)
     for side in SIDE_FILES:
@@ -122,6 +128,17 @@ def move_aside(path: Path, why: str) -> Path:
         if extra.exists() or extra.is_symlink():
             os.rename(extra, target.with_name(target.name + side))
     return target
+
+
+def set_aside(path: Path, sides: list[str], why: str) -> list[Path]:
+    """Rename some side files of a state file (its -wal, -journal) to <name>.<why>-<timestamp><side>,
+    leaving the file itself in place; returns their new names."""
+    target = _aside_name(path, why)
+    moved = []
+    for side in sides:
+        os.rename(path.with_name(path.name + side), target.with_name(target.name + side))
+        moved.append(target.with_name(target.name + side))
+    return moved
 
 
 def stored_state_file(root: Path) -> Path | None:

@@ -11,6 +11,7 @@ import fcntl
 import logging
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -68,11 +69,18 @@ class StateRegistry:
         self.path = path or registry_path()
         self._fd: int | None = None
         self._depth = 0
+        self._threads = threading.RLock()
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
-        """Exclusive across processes (reentrant in this one): a state file is created and registered
-        under it, so another server never sees a file of ours before it is recorded."""
+        """Exclusive across processes and threads (reentrant in a thread): a state file is created and
+        registered under it, and each write to it done and its -wal header recorded, so another server
+        never sees a file or a log of ours before it is recorded."""
+        with self._threads, self._flock():
+            yield
+
+    @contextlib.contextmanager
+    def _flock(self) -> Iterator[None]:
         if self._depth == 0:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -110,6 +118,22 @@ class StateRegistry:
         """Whether path is a state file of this user's: recorded, and carrying the recorded id."""
         known = self.known_id(path)
         return known is not None and read_state_id(path) == known
+
+    def known_wal(self, path: Path) -> str | None:
+        """The header of the -wal this user's forge-lsp last wrote beside a state file (see state.wal), or None."""
+        entry = self._read().get(str(path))
+        value = entry.get("wal") if isinstance(entry, dict) else None
+        return value if isinstance(value, str) and value else None
+
+    def record_wal(self, path: Path, header: str) -> None:
+        """Record the header of the -wal just written beside a registered state file."""
+        with self.lock():
+            states = self._read()
+            entry = states.get(str(path))
+            if not isinstance(entry, dict) or entry.get("wal") == header:
+                return
+            entry["wal"] = header
+            write_json(self.path, {"version": 1, "states": states}, ".states-")
 
     def register(self, path: Path, state_id: str) -> None:
         """Record path as the user's state file with its id (under a lock: servers of other workspaces write too)."""

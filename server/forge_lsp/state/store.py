@@ -2,11 +2,14 @@
 
 Opening never raises: a state file that cannot be used is moved aside, and an
 unregistered one in an untrusted workspace is left as it is (the state then lives in
-the user's state folder); the process groups a killed server left running are reaped.
+the user's state folder); a -wal or -journal beside it that this user's forge-lsp did not
+write is set aside unread (see state.wal); the process groups a killed server left running
+are reaped.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -15,17 +18,27 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from forge_lsp.domain.messages import ChatMessage, Compaction, Usage
 from forge_lsp.redact import redact, redact_data
 from forge_lsp.state.db import DamagedState, RefusedState, _messages, _open, _stored
-from forge_lsp.state.dirs import SIDE_FILES, STATE_DIR, STATE_FILE, _unsafe_file, ensure_state_dir, move_aside, user_state_dir
+from forge_lsp.state.dirs import (
+    SIDE_FILES,
+    STATE_DIR,
+    STATE_FILE,
+    _unsafe_file,
+    ensure_state_dir,
+    move_aside,
+    set_aside,
+    user_state_dir,
+)
 from forge_lsp.state.liveness import _stat_fields, ancestors, boot_id, cmdline, may_signal, start_time
 from forge_lsp.state.lock import LOCK_FILE, TurnLock
 from forge_lsp.state.registry import ID_KEY, StateRegistry, _state_id
+from forge_lsp.state.wal import foreign_logs, opened, side, wal_header
 
 log = logging.getLogger(__name__)
 
@@ -55,13 +68,17 @@ class StateStore:
         self.registry = registry or StateRegistry()
         self.fallback = False
         """True when an unregistered .forge/ state of an untrusted workspace was left unused."""
+        self._wal: str | None = None
         with self.registry.lock():
             self.path, self._db = self._connect(root.resolve())
             self._register()
+            self._record_wal()
+        opened(self.path, True)
+        self._counted = True
         self.turn_lock = TurnLock(self.path.with_name(LOCK_FILE) if self.path.name == STATE_FILE else None)
         if self.turn_lock.acquire("(opening the state)") is None:
             # No turn runs anywhere: one marked running ended when its server died.
-            self._db.execute("UPDATE turns SET status='failed', ended=? WHERE status='running'", (time.time(),))
+            self._run("UPDATE turns SET status='failed', ended=? WHERE status='running'", (time.time(),))
             self.turn_lock.release()
         self._reap_orphans()
 
@@ -82,12 +99,12 @@ class StateStore:
         if self.path.name != STATE_FILE:
             return  # in memory
         try:
-            with self._lock:
-                self._db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (ID_KEY, uuid.uuid4().hex))
-                sid = self._db.execute("SELECT value FROM meta WHERE key=?", (ID_KEY,)).fetchone()[0]
+            with self._writing() as db:
+                db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (ID_KEY, uuid.uuid4().hex))
+                sid = db.execute("SELECT value FROM meta WHERE key=?", (ID_KEY,)).fetchone()[0]
                 # Into the main file now: another server reads the id from it without touching the -wal.
-                self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")
-            self.registry.register(self.path, str(sid))
+                db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                self.registry.register(self.path, str(sid))
         except (OSError, sqlite3.Error) as exc:
             log.warning("state: could not register %s as yours (%s); an untrusted workspace will not use it", self.path, exc)
 
@@ -112,6 +129,20 @@ class StateStore:
         )
         return folder / STATE_FILE
 
+    def _set_aside_foreign_logs(self, path: Path) -> None:
+        """Set aside the -wal / -journal beside path that this user's forge-lsp did not write: sqlite
+        would replay it into the file on opening (see state.wal)."""
+        sides = foreign_logs(path, self.registry.known_wal(path))
+        if not sides:
+            return
+        moved = set_aside(path, sides, "refused")
+        logs = [side(path, s) for s in sides if s != "-shm"]
+        self._say(
+            f"forge-lsp: {' and '.join(map(str, logs))} beside your state file was not written by your forge-lsp "
+            f"(it may have come with the repository), so it was not applied to your conversations; moved it to "
+            f"{' and '.join(str(m) for m in moved if not m.name.endswith('-shm'))}"
+        )
+
     def _connect(self, root: Path) -> tuple[Path, sqlite3.Connection]:
         try:
             path = self._untrusted_fallback(root, self._folder(root) / STATE_FILE)
@@ -124,6 +155,7 @@ class StateStore:
                         "this workspace starts a fresh conversation"
                     )
                     break
+            self._set_aside_foreign_logs(path)
             try:
                 db = _open(path)
             except RefusedState as exc:
@@ -179,7 +211,7 @@ class StateStore:
                     pass
             else:
                 log.info("state: not signalling recorded process %s: %s", row.get("pid"), why)
-            self._db.execute("DELETE FROM processes WHERE pid=?", (row.get("pid"),))
+            self._run("DELETE FROM processes WHERE pid=?", (row.get("pid"),))
         return killed
 
     def watch_process(self, pid: int, running: bool) -> None:
@@ -210,6 +242,9 @@ class StateStore:
         """Close the database."""
         with self._lock:
             self._db.close()
+            if self._counted:
+                opened(self.path, False)
+                self._counted = False
 
     def _one(self, sql: str, args: tuple[Any, ...] = ()) -> Any:
         with self._lock:
@@ -217,9 +252,35 @@ class StateStore:
         return row[0] if row else None
 
     def _run(self, sql: str, args: tuple[Any, ...] = ()) -> int:
-        with self._lock:
-            cur = self._db.execute(sql, args)
+        with self._writing() as db:
+            cur = db.execute(sql, args)
             return int(cur.lastrowid or 0)
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        """A write to the state file: under the registry lock, with the -wal header it leaves recorded
+        before the lock is let go, so that a server opening the file never finds a log of ours that it
+        would take for a planted one (see state.wal)."""
+        in_file = self.path.name == STATE_FILE
+        with self._lock, self.registry.lock() if in_file else contextlib.nullcontext():
+            try:
+                yield self._db
+            finally:
+                if in_file:
+                    self._record_wal()
+
+    def _record_wal(self) -> None:
+        """Record the -wal header in the registry when a write restarted the log (a new header)."""
+        if self.path.name != STATE_FILE:
+            return
+        header = wal_header(self.path)
+        if header is None or header == self._wal:
+            return
+        try:
+            self.registry.record_wal(self.path, header)
+            self._wal = header
+        except OSError as exc:
+            log.warning("state: could not record the -wal of %s (%s); it will be set aside after a crash", self.path, exc)
 
     def current_conversation(self) -> str:
         """The conversation a new turn continues; one is created if there is none."""
@@ -363,8 +424,7 @@ class StateStore:
         the current one, the next turn starts a new conversation."""
         if not self.has_conversation(conversation_id):
             return False
-        with self._lock:
-            db = self._db
+        with self._writing() as db:
             db.execute("BEGIN IMMEDIATE")
             try:
                 for table in ("messages", "turns", "compactions"):
