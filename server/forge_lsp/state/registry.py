@@ -74,8 +74,7 @@ class StateRegistry:
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
         """Exclusive across processes and threads (reentrant in a thread): a state file is created and
-        registered under it, and each write to it done and its -wal header recorded, so another server
-        never sees a file or a log of ours before it is recorded."""
+        registered under it, so another server never sees a file of ours before it is recorded."""
         with self._threads, self._flock():
             yield
 

@@ -258,16 +258,14 @@ class StateStore:
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[sqlite3.Connection]:
-        """A write to the state file: under the registry lock, with the -wal header it leaves recorded
-        before the lock is let go, so that a server opening the file never finds a log of ours that it
-        would take for a planted one (see state.wal)."""
-        in_file = self.path.name == STATE_FILE
-        with self._lock, self.registry.lock() if in_file else contextlib.nullcontext():
+        """A write to the state file, then the -wal header it leaves recorded: after a crash, the next
+        start finds the log recorded as ours (a server opening the file meanwhile finds it held open;
+        see state.wal)."""
+        with self._lock:
             try:
                 yield self._db
             finally:
-                if in_file:
-                    self._record_wal()
+                self._record_wal()
 
     def _record_wal(self) -> None:
         """Record the -wal header in the registry when a write restarted the log (a new header)."""

@@ -4,10 +4,11 @@ sqlite replays any valid -wal beside the database it opens (and rolls back any h
 then checkpoints it into the file: a log planted there (a git pull, a copied folder) would
 replace the user's rows. So forge-lsp records the header of the -wal it writes (32 bytes:
 checkpoint sequence, salts and checksum, new each time the log restarts) in the user's
-registry after each of its writes, under the registry lock, and a -wal with any other header
-is set aside before the database is opened. Not set aside: a -wal another process holds
-open (a running forge-lsp that predates the record: its log is live); a log too short to hold
-a frame (sqlite ignores it). A -journal is never ours (state files are always in WAL mode).
+registry after each of its writes, and a -wal with any other header is set aside before the
+database is opened. Not set aside: a -wal another process holds open (a running forge-lsp
+between a write and its record, or one that predates the record: its log is live); a log too
+short to hold a frame (sqlite ignores it). A -journal is never ours (state files are always
+in WAL mode).
 """
 
 from __future__ import annotations
@@ -69,13 +70,16 @@ def held_open(path: Path) -> int | None:
     with _open_lock:
         if _open_here[str(path)] > 0:
             return os.getpid()
+    getlk = getattr(fcntl, "F_OFD_GETLK", None)  # Linux: it sees every process's locks, this one's too
+    if getlk is None:
+        return None
     try:
         fd = os.open(side(path, "-shm"), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError:
         return None
     try:
         query = struct.pack(_FLOCK, fcntl.F_WRLCK, os.SEEK_SET, SHM_DMS, 1, 0)
-        kind, _, _, _, pid = struct.unpack(_FLOCK, fcntl.fcntl(fd, fcntl.F_OFD_GETLK, query))
+        kind, _, _, _, pid = struct.unpack(_FLOCK, fcntl.fcntl(fd, getlk, query))
     except OSError as exc:
         log.info("state: cannot tell whether %s is in use (%s); taken as not", path, exc)
         return None
