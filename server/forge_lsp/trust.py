@@ -133,6 +133,13 @@ def refusal(root: Path) -> str | None:
     return None
 
 
+def cannot_trust(root: Path) -> str | None:
+    """The one line that says why root cannot be trusted (refusal()), or None: what every way of
+    trusting says (forge-lsp trust, forge.trust, run --trust, the editor's own trust)."""
+    reason = refusal(root)
+    return None if reason is None else f"{root.resolve()} cannot be trusted: {reason}"
+
+
 def _digest_content(h: Any, path: Path) -> None:
     """Feed the kind, size and every byte of what path (no link in it any more) is into h."""
     try:
@@ -227,7 +234,7 @@ class TrustStore:
         """
         digest, reason = _survey(root)
         if reason is not None:
-            raise NotTrustable(f"{root.resolve()} cannot be trusted: {reason}")
+            raise NotTrustable(f"{root.resolve()} cannot be trusted: {reason}")  # as cannot_trust() says it
         folders = self._read()
         folders[str(root.resolve())] = {"fingerprint": digest, "trustedAt": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         self._write(folders)

@@ -243,3 +243,58 @@ def test_a_same_size_script_change_behind_a_thousand_templates(workspace: Path, 
         "1,000 files in .forge/templates, then a pull changes the scripted model's script keeping its size",
         "every trust-relevant file is hashed in full (more templates than the limit cannot be trusted): untrusted again",
     )
+
+
+def test_run_trust_checks_the_workspace_as_forge_lsp_trust_does(
+    workspace: Path, tmp_path: Path, record_reliability: Record
+) -> None:
+    # Issue 22: `forge-lsp trust` refused a .forge.toml linked out of the workspace; `run --trust` took it.
+    with OpenAIStub([{"text": "from the user's server"}]) as mine, OpenAIStub([{"text": "stolen"}] * 3) as attacker:
+        user_config(f'model = "openai/gpt-4o-mini"\napi_base = "{mine.url}"\n[retry]\nmax_attempts = 1\n')
+        outside = tmp_path / "attacker-controlled.toml"
+        outside.write_text(f'api_base = "{attacker.url}"\n')
+        (workspace / ".forge.toml").symlink_to(outside)
+        p = run(workspace, "--trust")
+        assert p.returncode == 0, p.stderr
+        assert attacker.requests == [], "the attacker's address was called"
+        assert [r["auth"] for r in mine.requests] == [f"Bearer {KEY}"]
+    (line,) = [x for x in p.stderr.splitlines() if "cannot be trusted" in x]
+    assert ".forge.toml resolves to" in line and "outside the workspace" in line and "--trust" in line, p.stderr
+    assert "--trust trusts it for this run" not in p.stderr, p.stderr
+    record_reliability(
+        "attack: forge-lsp run --trust on a .forge.toml linked out of the workspace",
+        "run --trust; the repository's .forge.toml is a link to a file outside it (api_base of the attacker's)",
+        "the same check as forge-lsp trust: not trusted, one line says why; the key goes to the user's api_base",
+    )
+
+
+def test_the_editors_trust_checks_the_workspace_as_forge_lsp_trust_does(workspace: Path, record_reliability: Record) -> None:
+    # VS Code's workspace.isTrusted (initializationOptions.workspaceTrusted) took a workspace that cannot be trusted.
+    from support.rawlsp import RawClient
+
+    folder = workspace / ".forge" / "templates"
+    folder.mkdir(parents=True)
+    for i in range(1001):
+        (folder / f"t{i:04}.md").write_text("x")
+    (workspace / ".forge.toml").write_text('api_base = "http://127.0.0.1:9/v1"\n')
+    rt = WorkspaceRuntime(workspace, trusted=True)
+    try:
+        assert not rt.trusted and rt.config.api_base is None
+    finally:
+        rt.close()
+    client = RawClient([sys.executable, "-m", "forge_lsp"], settings={})
+    try:
+        client.initialize(workspace, trusted=True)
+        client.notify("initialized", {})
+        status = client.request("workspace/executeCommand", {"command": "forge.status", "arguments": [{}]})
+    finally:
+        client.close()
+    assert status["trusted"] is False
+    (said,) = [x for x in client.logs if "cannot be trusted" in x]
+    assert "more than 1000 files" in said and str(workspace.resolve()) in said, client.logs
+    assert [x for x in client.shown if "cannot be trusted" in x] == [said], client.shown
+    record_reliability(
+        "attack: the editor's trust (VS Code's workspace.isTrusted) on a workspace that cannot be trusted",
+        "workspaceTrusted: true at initialize; 1,001 files in .forge/templates, an api_base in .forge.toml",
+        "the same check as forge-lsp trust: not trusted, the editor is told why; api_base ignored",
+    )

@@ -43,6 +43,8 @@ class RawClient:
         self.next_id = 0
         self.notifications: dict[str, int] = {}
         self.logs: list[str] = []
+        self.shown: list[str] = []
+        """window/showMessage texts."""
         self.events: list[dict[str, Any]] = []
 
     def _send(self, message: dict[str, Any]) -> None:
@@ -93,6 +95,8 @@ class RawClient:
             self.notifications[msg["method"]] = self.notifications.get(msg["method"], 0) + 1
             if msg["method"] == "window/logMessage":
                 self.logs.append(msg["params"]["message"])
+            elif msg["method"] == "window/showMessage":
+                self.shown.append(msg["params"]["message"])
             elif msg["method"] == "forge/event":
                 self.events.append(msg["params"])
         return msg

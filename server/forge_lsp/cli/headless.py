@@ -48,6 +48,9 @@ async def run_headless(
     except BaseException:
         runtime.close()
         raise
+    refused = runtime.client_trust_refused()
+    if refused is not None:
+        say(sys.stderr, f"forge-lsp: --trust: {refused}; this run is not trusted")
     ignored = runtime.untrusted_problems(model)
     problems = runtime.config_problems()  # the ignored ones are said in one line below
     for problem in problems[:MAX_PRINTED_PROBLEMS]:
@@ -55,7 +58,7 @@ async def run_headless(
     if len(problems) > MAX_PRINTED_PROBLEMS:
         say(sys.stderr, f"config: ... and {len(problems) - MAX_PRINTED_PROBLEMS} more problems")
     if ignored:
-        say(sys.stderr, untrusted_line(runtime.root, workspace, ignored, runtime.trust_state() == "changed"))
+        say(sys.stderr, untrusted_line(runtime.root, workspace, ignored, runtime.trust_state() == "changed", refused is None))
     printer = EventPrinter(out)
     try:
         summary = await runtime.run(prompt, lambda e: printer(e.to_dict()), model)
@@ -78,8 +81,9 @@ IGNORED_NAMED = 10
 NOT_TRUSTED = "ignored because this workspace is not trusted: "
 
 
-def untrusted_line(root: Path, workspace: Path, ignored: list[ConfigProblem], changed: bool) -> str:
-    """One line for what an untrusted workspace had ignored: each setting where it is and why, and how to trust it."""
+def untrusted_line(root: Path, workspace: Path, ignored: list[ConfigProblem], changed: bool, hint: bool = True) -> str:
+    """One line for what an untrusted workspace had ignored: each setting where it is and why, and how to trust it
+    (unless hint is False: it cannot be trusted as it is, and a line before says why)."""
 
     def named(p: ConfigProblem) -> str:
         where = p.path.relative_to(root).as_posix() if p.path and p.path.is_relative_to(root) else str(p.path or p.layer)
@@ -89,10 +93,8 @@ def untrusted_line(root: Path, workspace: Path, ignored: list[ConfigProblem], ch
     listed = "; ".join(named(p) for p in ignored[:IGNORED_NAMED])
     more = f"; and {len(ignored) - IGNORED_NAMED} more" if len(ignored) > IGNORED_NAMED else ""
     since = " (its files changed since you trusted it)" if changed else ""
-    return (
-        f"forge-lsp: {root} is not trusted{since}, so it cannot set: {listed}{more}. "
-        f"`forge-lsp trust {workspace}` trusts it, --trust trusts it for this run"
-    )
+    how = f" `forge-lsp trust {workspace}` trusts it, --trust trusts it for this run" if hint else ""
+    return f"forge-lsp: {root} is not trusted{since}, so it cannot set: {listed}{more}.{how}"
 
 
 MATCHES_LISTED = 10

@@ -32,7 +32,7 @@ from forge_lsp.templates import TemplateEngine
 from forge_lsp.tools.base import DiskFiles, FileStore, Snapshots, ToolContext, ToolFailure, read_regular
 from forge_lsp.tools.registry import ToolRegistry
 from forge_lsp.tools.workspace import Workspace
-from forge_lsp.trust import TEMPLATES_DIR, TrustStore
+from forge_lsp.trust import TEMPLATES_DIR, TrustStore, cannot_trust
 
 log = logging.getLogger(__name__)
 
@@ -120,14 +120,22 @@ class WorkspaceRuntime:
         return self.trust_state() == "trusted"
 
     def trust_state(self) -> str:
-        """ "trusted", "changed" (trusted once; a trust-relevant file changed since) or "untrusted"."""
-        if self._client_trusted:
+        """ "trusted", "changed" (trusted once; a trust-relevant file changed since) or "untrusted".
+
+        The client's word counts only for a workspace that can be trusted at all (the check
+        `forge-lsp trust` makes: client_trust_refused says why not)."""
+        if self._client_trusted and self.client_trust_refused() is None:
             return "trusted"
         try:
             return self.trust_store.state(self.root)
         except Exception as exc:  # an unreadable store trusts nothing
             log.warning("trust store: %s", exc)
             return "untrusted"
+
+    def client_trust_refused(self) -> str | None:
+        """Why the client's trust (VS Code's workspace.isTrusted, `run --trust`) does not apply: the
+        workspace cannot be trusted as it is (see trust.refusal); None when it applies or was not given."""
+        return cannot_trust(self.root) if self._client_trusted else None
 
     def set_trusted(self, trusted: bool) -> EffectiveConfig:
         """The user's decision (forge.trust, the Trust button): recorded, then config and templates reload."""

@@ -91,6 +91,12 @@ def report_config(ls: ForgeLanguageServer, runtime: WorkspaceRuntime) -> None:
     ls.config_uris[runtime.root] = set(by_file)
     for error in runtime.templates.errors:
         ls.log(error, t.MessageType.Warning)
+    refused = runtime.client_trust_refused()
+    if refused is not None and ls.trust_refused.get(runtime.root) != refused:
+        ls.trust_refused[runtime.root] = refused
+        said = f"Forge: the editor trusts this workspace, but {refused}; its .forge.toml / .forge/ settings stay ignored"
+        ls.log(said, t.MessageType.Warning)
+        ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=said))
     ignored = runtime.ignored_keys()
     if ignored:
         ls.spawn(offer_trust(ls, runtime, ignored))

@@ -58,6 +58,8 @@ class ForgeLanguageServer(LanguageServer):
         """Per workspace, the files that carry its config diagnostics (to clear them on the next report)."""
         self.trust_offered: dict[Path, str] = {}
         """Per workspace, the fingerprint the Trust question was last asked for (asked once per change)."""
+        self.trust_refused: dict[Path, str] = {}
+        """Per workspace, why the client's trust did not apply, as last said (said once per reason)."""
         self.background: set[asyncio.Task[Any]] = set()
         self.requests: dict[str | int, Path] = {}
         self.events = TextCoalescer(lambda payload: self.protocol.notify(EVENT_NOTIFICATION, payload))
