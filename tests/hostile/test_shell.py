@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import socket
 import subprocess
@@ -514,4 +515,174 @@ async def test_sandboxed_command_does_not_see_secrets_named_otherwise(workspace:
         "attack: untrusted workspace's command reading GH_PAT, MYSQL_PWD, DB_PASS, ...",
         "echo $GH_PAT $MYSQL_PWD $DB_PASS $NPM_AUTH $REDIS_PW $SMTP_CREDS $SENTRY_DSN",
         "empty: removed (PWD, OLDPWD, GIT_AUTHOR_NAME, MANPATH kept)",
+    )
+
+
+# --- nested repositories, linked .git entries, startup files that do not exist yet (issue 22) ----------------
+
+
+def fsmonitor(marker: Path) -> str:
+    """A git config whose core.fsmonitor touches marker: what git status, outside the sandbox, would run."""
+    return f'[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = "touch {marker}; false"\\n'
+
+
+def evil_gitdir(name: str, marker: Path) -> str:
+    """Shell that makes a git directory `name` whose config runs the marker."""
+    return (
+        f"mkdir -p {name}/objects {name}/refs/heads && echo 'ref: refs/heads/main' > {name}/HEAD && "
+        f"printf '{fsmonitor(marker)}' > {name}/config"
+    )
+
+
+def nested_repos(workspace: Path) -> None:
+    """A top repository with a submodule (sub, a .git file) and an untracked nested clone (vendor/lib, a .git folder)."""
+    lib = workspace.parent / "lib-origin"
+    git_repo(lib)
+    git_repo(workspace)
+    added = git(workspace, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "sub")
+    assert added.returncode == 0, added.stderr
+    assert git(workspace, "commit", "-qm", "submodule").returncode == 0
+    assert git(workspace.parent, "clone", "-q", str(lib), str(workspace / "vendor" / "lib")).returncode == 0
+    assert (workspace / "sub" / ".git").is_file() and (workspace / "vendor" / "lib" / ".git").is_dir()
+
+
+NESTED_ATTACKS = {
+    "sub-gitfile-rewritten": 'echo "gitdir: $PWD/evil" > sub/.git || { rm -f sub/.git; echo "gitdir: $PWD/evil" > sub/.git; }',
+    "sub-folder-moved": 'mv sub sub-aside && mkdir sub && echo "gitdir: $PWD/evil" > sub/.git',
+    "nested-config": "printf '{config}' >> vendor/lib/.git/config",
+    "nested-hook": "printf '#!/bin/sh\\ntouch {marker}\\n' > vendor/lib/.git/hooks/pre-commit; chmod +x vendor/lib/.git/hooks/pre-commit",
+    "nested-dotgit-replaced": "mv vendor/lib/.git vendor/lib/.git-aside && cp -a vendor/lib/.git-aside vendor/lib/.git && "
+    "printf '{config}' >> vendor/lib/.git/config",
+    "nested-parent-moved": "mv vendor vendor-aside && mkdir -p vendor/lib && cp -a vendor-aside/lib/.git vendor/lib/.git && "
+    "printf '{config}' >> vendor/lib/.git/config",
+}
+
+
+@pytest.mark.usefixtures("bwrap_works")
+@pytest.mark.parametrize("attack", list(NESTED_ATTACKS))
+async def test_sandboxed_command_cannot_plant_in_a_nested_repository(
+    workspace: Path, tmp_path: Path, attack: str, record_reliability: Record
+) -> None:
+    nested_repos(workspace)
+    marker = tmp_path / "pwned"
+    command = NESTED_ATTACKS[attack].replace("{config}", fsmonitor(marker)).replace("{marker}", str(marker))
+    env = {"PATH": SANDBOX_PATH, "HOME": str(tmp_path / "home")}
+    r = await shell(workspace, trusted=False, server_env=env, command=f"{evil_gitdir('evil', marker)}; {command}; echo done")
+    assert "done" in r.output
+    # The user's own git, later, outside the sandbox: status recurses into the submodule; a commit in the clone.
+    git(workspace, "status")
+    git(workspace / "vendor" / "lib", "status")
+    git(workspace / "vendor" / "lib", "commit", "-q", "--allow-empty", "-m", "the user's commit")
+    assert not marker.exists(), r.output
+    assert (workspace / "sub" / ".git").read_text().startswith("gitdir: ../.git/modules/sub")
+    record_reliability(
+        f"attack: sandboxed command planting in a nested repository ({attack})",
+        "a submodule's .git file repointed, its folder moved; a nested clone's config, hook, .git or parent folder "
+        "replaced; the user runs git status / commit",
+        "refused: nested .git entries are protected like the top one, their folders cannot be moved; nothing run",
+    )
+
+
+@pytest.mark.usefixtures("bwrap_works")
+async def test_git_still_works_in_a_nested_repository_inside_the_sandbox(workspace: Path, tmp_path: Path) -> None:
+    nested_repos(workspace)
+    env = {"PATH": SANDBOX_PATH, "HOME": str(tmp_path / "home")}
+    command = f"cd vendor/lib && echo b > b.txt && git add b.txt && {SANDBOX_GIT} commit -qm nested && git log --format=%s"
+    r = await shell(workspace, trusted=False, server_env=env, command=command)
+    assert not r.is_error and "nested" in r.output, r.output
+
+
+LINKED_ATTACKS = {
+    "through-config-link": "printf '{config}' >> .git/config",
+    "config-link-target": "printf '{config}' >> conf/gitconfig",
+    "config-link-replaced": "rm -f .git/config && printf '{config}' > .git/config",
+    "through-dotgit-link": "printf '{config}' >> vendor/lib/.git/config",
+    "dotgit-link-target": "printf '{config}' >> gitstore/config",
+    "dotgit-link-replaced": "rm vendor/lib/.git && mkdir vendor/lib/.git && cp -r gitstore/. vendor/lib/.git/ && "
+    "printf '{config}' >> vendor/lib/.git/config",
+}
+
+
+@pytest.mark.usefixtures("bwrap_works")
+@pytest.mark.parametrize("attack", list(LINKED_ATTACKS))
+async def test_sandboxed_command_cannot_write_through_or_replace_a_linked_git_entry(
+    workspace: Path, tmp_path: Path, attack: str, record_reliability: Record
+) -> None:
+    git_repo(workspace)
+    (workspace / "conf").mkdir()
+    os_config = workspace / ".git" / "config"
+    (workspace / "conf" / "gitconfig").write_text(os_config.read_text())
+    os_config.unlink()
+    os_config.symlink_to("../conf/gitconfig")  # a dotfiles layout: .git/config kept in the tree
+    git_repo(tmp_path / "lib")
+    (workspace / "vendor" / "lib").mkdir(parents=True)
+    subprocess.run(["cp", "-a", str(tmp_path / "lib" / ".git"), str(workspace / "gitstore")], check=True)
+    (workspace / "vendor" / "lib" / ".git").symlink_to("../../gitstore")
+    subprocess.run(["cp", str(tmp_path / "lib" / "a.txt"), str(workspace / "vendor" / "lib")], check=True)
+    assert git(workspace / "vendor" / "lib", "status", "--porcelain").stdout == ""
+    marker = tmp_path / "pwned"
+    env = {"PATH": SANDBOX_PATH, "HOME": str(tmp_path / "home")}
+    command = LINKED_ATTACKS[attack].replace("{config}", fsmonitor(marker))
+    r = await shell(workspace, trusted=False, server_env=env, command=f"{command}; echo done")
+    assert "done" in r.output
+    git(workspace, "status")
+    git(workspace / "vendor" / "lib", "status")
+    assert not marker.exists(), r.output
+    assert os_config.is_symlink() and os.readlink(os_config) == "../conf/gitconfig"
+    assert os.readlink(workspace / "vendor" / "lib" / ".git") == "../../gitstore"
+    record_reliability(
+        f"attack: sandboxed command and a linked .git entry ({attack})",
+        ".git/config a link to conf/gitconfig, a nested .git a link to gitstore/: written through, at the target, "
+        "or the link replaced; the user runs git status",
+        "targets read-only; a replaced link is put back when the command ends; fsmonitor not run",
+    )
+
+
+@pytest.mark.usefixtures("bwrap_works")
+async def test_sandboxed_command_cannot_create_startup_files_in_a_home_workspace(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, record_reliability: Record
+) -> None:
+    # The workspace is the home folder, and none of these exists yet: each would run (or loosen forge-lsp) later.
+    monkeypatch.setenv("HOME", str(workspace))
+    for name in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    named_config = workspace / "forge" / "forge-lsp.toml"
+    monkeypatch.setenv("FORGE_LSP_CONFIG", str(named_config))
+    (workspace / "forge").mkdir()
+    (workspace / ".local" / "share").mkdir(parents=True)
+    (workspace / ".local" / "share" / "keep.txt").write_text("keep\n")
+    planted = {
+        workspace / ".bash_profile": "touch pwned",
+        workspace / ".profile": "touch pwned",
+        workspace / ".zshenv": "touch pwned",
+        workspace / ".gitconfig": "[core]\n\tfsmonitor = touch pwned\n",
+        workspace / ".config" / "git" / "config": "[core]\n\tfsmonitor = touch pwned\n",
+        workspace / ".config" / "systemd" / "user" / "evil.service": "[Service]\nExecStart=/bin/touch pwned\n",
+        named_config: '[tools.shell]\nsandbox = "none"\n',
+        workspace / ".config" / "forge-lsp" / "mcp.json": "{}",
+    }
+    writes = "; ".join(f"mkdir -p {p.parent}; printf '%s' {json.dumps(t)} > {p}" for p, t in planted.items())
+    # The folders that hold forge-lsp's own files, moved aside and made again writable.
+    swaps = (
+        "mv .config .config-aside && mkdir -p .config/forge-lsp && printf 'sandbox = \"none\"' > .config/forge-lsp/config.toml; "
+        "mv .local/state .local/state-aside && mkdir -p .local/state/forge-lsp && printf '{}' > .local/state/forge-lsp/trust.json"
+    )
+    env = {"PATH": SANDBOX_PATH, "HOME": str(workspace)}
+    r = await shell(workspace, trusted=False, server_env=env, command=f"{writes}; {swaps}; echo done")
+    assert "done" in r.output, r.output
+    for path in planted:
+        assert not path.exists(), f"{path} was created:\n{r.output}"
+    assert not (workspace / ".config" / "forge-lsp" / "config.toml").exists()
+    assert not (workspace / ".local" / "state" / "forge-lsp" / "trust.json").exists()
+    assert not (workspace / ".config-aside").exists() and not (workspace / ".local" / "state-aside").exists()
+    # Nothing was left on the host by the protection itself, and the rest of the workspace is writable.
+    assert not any(p.exists() for p in (workspace / ".bash_profile", workspace / ".profile", workspace / ".zshenv"))
+    r = await shell(workspace, trusted=False, server_env=env, command="touch notes.txt && echo x >> .local/share/keep.txt")
+    assert not r.is_error and (workspace / "notes.txt").exists(), r.output
+    record_reliability(
+        "attack: sandboxed command creating startup files that do not exist yet (the workspace is the home folder)",
+        "~/.bash_profile, ~/.profile, ~/.zshenv, ~/.gitconfig, ~/.config/git/config, a systemd user unit, the "
+        "FORGE_LSP_CONFIG file, ~/.config/forge-lsp/mcp.json; ~/.config and ~/.local/state moved aside and made again",
+        "none created (a missing one is removed when the command ends, the call fails saying so); the folders "
+        "cannot be moved; the rest of the workspace writable",
     )

@@ -24,7 +24,10 @@ SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- not-for-the-model"
 
 
 async def turn(ws: Path, stub: OpenAIStub) -> tuple[WorkspaceRuntime, object]:
-    (ws / ".forge.toml").write_text(f'model = "openai/gpt-stub"\napi_base = "{stub.url}"\n[retry]\nmax_attempts = 1\n')
+    # The user's own config: a workspace whose .forge is a link out of it cannot be trusted at all.
+    config = Path(os.environ["XDG_CONFIG_HOME"]) / "forge-lsp" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f'model = "openai/gpt-stub"\napi_base = "{stub.url}"\n[retry]\nmax_attempts = 1\n')
     runtime = WorkspaceRuntime(ws, trusted=True)
     notices: list[str] = []
     runtime.on_notice = notices.append
@@ -163,3 +166,42 @@ async def test_file_tools_still_write_ordinary_files_beside_git(workspace: Path)
     for rel in (".gitignore", ".github/workflows/ci.yml", "src/config", "hooks/x.py", "docs/.git-notes.md"):
         r = await tool_call(workspace, "write", False, file_path=rel, content="x\n")
         assert not r.is_error, r.output  # type: ignore[attr-defined]
+
+
+LINKED_GIT = [
+    ("write", {"file_path": ".git/config", "content": "[core]\n\tfsmonitor = touch pwned\n", "overwrite": True}),
+    ("write", {"file_path": "conf/gitconfig", "content": "[core]\n\tfsmonitor = touch pwned\n", "overwrite": True}),
+    ("write", {"file_path": "gitstore/config", "content": "[core]\n\tfsmonitor = touch pwned\n", "overwrite": True}),
+    ("write", {"file_path": "gitstore/hooks/pre-commit", "content": "#!/bin/sh\ntouch pwned\n"}),
+    ("write", {"file_path": "vendor/lib/.git/config", "content": "[core]\n\tfsmonitor = touch pwned\n", "overwrite": True}),
+    ("write", {"file_path": "libconf", "content": "[core]\n\tfsmonitor = touch pwned\n", "overwrite": True}),
+]
+
+
+@pytest.mark.parametrize(("tool", "args"), LINKED_GIT, ids=[str(a["file_path"]) for _, a in LINKED_GIT])
+async def test_file_tools_refuse_what_git_executes_from_behind_a_link(
+    workspace: Path, tool: str, args: dict[str, object], record_reliability: Record
+) -> None:
+    # .git/config is a link to a file elsewhere in the repository (a dotfiles layout); a nested
+    # repository's .git is a link to a folder in the workspace, and its config a link again.
+    (workspace / ".git").mkdir()
+    (workspace / "conf").mkdir()
+    (workspace / "conf" / "gitconfig").write_text("[core]\n")
+    (workspace / ".git" / "config").symlink_to("../conf/gitconfig")
+    (workspace / "gitstore" / "hooks").mkdir(parents=True)
+    (workspace / "gitstore" / "HEAD").write_text("ref: refs/heads/main\n")
+    (workspace / "gitstore" / "config").write_text("[core]\n")
+    (workspace / "vendor" / "lib").mkdir(parents=True)
+    (workspace / "vendor" / "lib" / ".git").symlink_to("../../gitstore")
+    (workspace / "other" / ".git").mkdir(parents=True)
+    (workspace / "libconf").write_text("[core]\n")
+    (workspace / "other" / ".git" / "config").symlink_to("../../libconf")
+    before = {p: p.read_bytes() for p in workspace.rglob("*") if p.is_file()}
+    r = await tool_call(workspace, tool, False, **args)
+    assert r.is_error and "git" in r.output and "refus" in r.output, r.output  # type: ignore[attr-defined]
+    assert {p: p.read_bytes() for p in workspace.rglob("*") if p.is_file()} == before
+    record_reliability(
+        f"attack: {tool} tool changing {args['file_path']}, which a .git entry links to",
+        "a .git/config linked to a file of the workspace, a nested repository's .git linked to a folder of it",
+        "refused with a clear error (the link's target is what git reads); nothing written",
+    )

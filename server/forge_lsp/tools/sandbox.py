@@ -24,6 +24,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from forge_lsp.redact import SECRET_NAMES as CREDENTIAL_NAMES
+from forge_lsp.tools import protect
+from forge_lsp.tools.protect import Protection
 
 log = logging.getLogger(__name__)
 
@@ -75,30 +77,30 @@ HOME_SECRETS = (
 SOCKETS = ("/run/docker.sock", "/var/run/docker.sock", "/run/containerd/containerd.sock", "/run/podman/podman.sock")
 """Sockets that hand out root or the user's session; hidden."""
 
-GIT_EXECUTES = ("config", "config.worktree", "hooks", "commondir")
-"""In a git directory, kept read-only: git runs what they name later, outside the sandbox (config and
-config.worktree name programs, hooks are programs, commondir names the folder whose config is read)."""
-
-MAX_GIT_DIRS = 200
-"""Git directories protected inside .git (submodules' .git/modules/*, linked worktrees' .git/worktrees/*)."""
-
 HOME_STARTUP = (
     ".bashrc",
     ".bash_profile",
     ".bash_login",
+    ".bash_logout",
     ".profile",
     ".zshrc",
     ".zshenv",
     ".zprofile",
     ".zlogin",
+    ".zlogout",
+    ".xprofile",
+    ".xsessionrc",
+    ".pam_environment",
     ".gitconfig",
     ".config/git",
     ".config/autostart",
     ".config/systemd",
+    ".config/environment.d",
     ".config/fish",
     ".local/bin",
 )
-"""Files the user's own shell, git or desktop runs later: read-only even when the workspace is the home folder."""
+"""Files the user's own shell, git or desktop runs later: read-only even when the workspace is the home folder;
+one that does not exist yet may not be created (see guards)."""
 
 EDITOR_FILES = (
     ".config/Code",
@@ -138,9 +140,16 @@ def _contains(outer: Path, inner: Path) -> bool:
 
 
 def bwrap_argv(
-    bwrap: str, workspace: Path, cwd: Path, argv: Sequence[str], network: bool = False, home: str | None = None
+    bwrap: str,
+    workspace: Path,
+    cwd: Path,
+    argv: Sequence[str],
+    network: bool = False,
+    home: str | None = None,
+    protected: Protection | None = None,
 ) -> list[str]:
-    """The bwrap command line that runs argv in cwd with the workspace writable and the rest read-only."""
+    """The bwrap command line that runs argv in cwd with the workspace writable and the rest read-only;
+    protected: what protection() found (computed here when not given)."""
     ws = workspace.resolve()
     out = [
         bwrap,
@@ -164,134 +173,67 @@ def bwrap_argv(
     if Path("/var/tmp").is_dir() and not _contains(Path("/var/tmp"), ws):
         out += ["--tmpfs", "/var/tmp"]
     out += ["--bind", str(ws), str(ws)]
-    hidden: list[Path] = []
     home = home if home is not None else os.environ.get("HOME")
+    plan = protected if protected is not None else protection(ws, home)
+    hidden = _hidden(home, ws)
+    # Folders bound onto themselves, the shallow ones first (a later bind of a folder would cover the
+    # mounts under it), then the hidden ones over them, then what is read-only on top.
+    for folder in plan.pinned:
+        if not any(_contains(h, folder) for h in hidden):
+            out += ["--bind", str(folder), str(folder)]
+    for path in hidden:
+        # A folder becomes an empty tmpfs; a file or socket becomes /dev/null.
+        out += ["--tmpfs", str(path)] if path.is_dir() else ["--ro-bind", "/dev/null", str(path)]
+    for path in plan.read_only:
+        if not any(_contains(h, path) for h in hidden):
+            out += ["--ro-bind", str(path), str(path)]
+    out += ["--chdir", str(cwd.resolve()), "--", *argv]
+    return out
+
+
+def _hidden(home: str | None, ws: Path) -> list[Path]:
+    """The credential folders and sockets hidden inside the sandbox (a symlinked one: what it leads to)."""
+    hidden: list[Path] = []
     if home and Path(home).is_absolute() and Path(home) != Path("/"):
         hidden += [Path(home) / p for p in HOME_SECRETS]
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     if runtime and Path(runtime).is_absolute() and Path(runtime) != Path("/"):
         hidden.append(Path(runtime))
     hidden += [Path(s) for s in SOCKETS]
-    # After the workspace's bind, so a workspace that is the home folder still hides them.
+    out = []
     for link in hidden:
-        path = Path(os.path.realpath(link))  # a symlinked ~/.ssh: hide what it points to
-        if _contains(path, ws) or not path.exists() or path == Path("/"):
-            continue
-        # A folder becomes an empty tmpfs; a file or socket becomes /dev/null.
-        out += ["--tmpfs", str(path)] if path.is_dir() else ["--ro-bind", "/dev/null", str(path)]
-    out += _git_mounts(ws)
-    protected: list[Path] = []
-    made: list[Path] = []  # folders made (empty) first when missing, so nothing can be planted there
-    if home and Path(home).is_absolute() and _contains(ws, Path(home).resolve()):
-        protected += [Path(home).resolve() / rel for rel in HOME_STARTUP]
-        made += [Path(home).resolve() / rel for rel in EDITOR_FILES]
-    folders, files = own_files()
-    made += folders
-    protected += [f for f in files if _contains(ws, f)]
-    for folder in made:
-        if not _contains(ws, folder) or folder == ws:
-            continue
-        try:
-            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        except OSError as exc:
-            log.debug("cannot make %s before the sandbox: %s", folder, exc)
-        protected.append(folder)
-    for path in protected:
-        if os.path.lexists(path) and not path.is_symlink():
-            out += ["--ro-bind", str(path), str(path)]
-    out += ["--chdir", str(cwd.resolve()), "--", *argv]
+        path = Path(os.path.realpath(link))
+        if not _contains(path, ws) and path.exists() and path != Path("/"):
+            out.append(path)
     return out
+
+
+def protection(ws: Path, home: str | None) -> Protection:
+    """What a command in ws may not change (see tools.protect): git, the startup files and editors' folders
+    when home lies in ws, forge-lsp's own files."""
+    return protect.protection(ws.resolve(), home, own_files(), EDITOR_FILES, HOME_STARTUP)
 
 
 def own_files() -> tuple[list[Path], list[Path]]:
     """forge-lsp's own folders (config, state with the trust store, template cache) as the server finds
-    them, and the config file FORGE_LSP_CONFIG names (a file: never made)."""
+    them, and the config file FORGE_LSP_CONFIG names (a file: never made, and guarded while missing)."""
     from forge_lsp.config import user_config_path
     from forge_lsp.templates import cache_dir
     from forge_lsp.trust import store_path
 
-    config = user_config_path()
-    folders = [store_path().parent, cache_dir().parent]
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    folders = [store_path().parent, cache_dir().parent, Path(base) / "forge-lsp"]
     files: list[Path] = []
     if os.environ.get("FORGE_LSP_CONFIG"):
-        files.append(Path(os.path.realpath(config)))
-    else:
-        folders.append(config.parent)
+        files.append(Path(os.path.realpath(user_config_path())))
     return [Path(os.path.realpath(f)) for f in folders], files
-
-
-def git_dirs(ws: Path) -> list[Path]:
-    """The workspace's .git folder and the git directories inside it (submodules', linked worktrees')."""
-    top = ws / ".git"
-    if top.is_symlink() or not top.is_dir():
-        return []
-    found = [top]
-    for parent, dirs, files in os.walk(top):
-        here = Path(parent)
-        # Data folders hold no git directory: not walked (objects can be many thousands).
-        dirs[:] = sorted(d for d in dirs if d not in ("objects", "refs", "logs", "hooks", "lfs", "info"))
-        if here != top and "HEAD" in files and len(found) < MAX_GIT_DIRS:
-            found.append(here)
-    return found
-
-
-def _git_mounts(ws: Path) -> list[str]:
-    """Mounts that keep git from running what a sandboxed command wrote, later, outside the sandbox.
-
-    A .git folder (and each git directory in it) is bound onto itself: a mount point cannot be
-    renamed, removed or replaced (EBUSY), so `mv .git aside` and a writable copy put back fail,
-    while objects, index and refs stay writable for git add/commit/checkout inside. What git
-    executes from (config, hooks, commondir) is bound read-only on top. A .git file (a linked
-    worktree, a submodule) is bound read-only: it cannot be rewritten to name another gitdir.
-    """
-    out: list[str] = []
-    dotgit = ws / ".git"
-    if dotgit.is_symlink():
-        return out
-    if dotgit.is_file():
-        return ["--ro-bind", str(dotgit), str(dotgit)]
-    for gitdir in git_dirs(ws):
-        out += ["--bind", str(gitdir), str(gitdir)]
-        for name in GIT_EXECUTES:
-            path = gitdir / name
-            if os.path.lexists(path) and not path.is_symlink():
-                out += ["--ro-bind", str(path), str(path)]
-    return out
-
-
-GIT_PLANTABLE = ("commondir", "config.worktree")
-"""Files git reads in a git directory that may not exist (so nothing is mounted over them): one a
-sandboxed command creates is removed when it ends (a command that is still running is not watched)."""
-
-
-def git_absent(ws: Path) -> list[Path]:
-    """The GIT_PLANTABLE files missing from the workspace's git directories now (before a command)."""
-    return [gitdir / name for gitdir in git_dirs(ws) for name in GIT_PLANTABLE if not os.path.lexists(gitdir / name)]
-
-
-def remove_planted(absent: Sequence[Path]) -> list[Path]:
-    """Remove those of the files that a command created; the ones removed."""
-    removed = []
-    for path in absent:
-        if not os.path.lexists(path):
-            continue
-        try:
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path)
-            else:
-                path.unlink()
-        except OSError as exc:
-            log.warning("could not remove %s planted by a sandboxed command: %s", path, exc)
-            continue
-        removed.append(path)
-    return removed
 
 
 def _probe(bwrap: str) -> str | None:
     """Run the sandbox once on nothing: None if it works, else why not (user namespaces off, ...)."""
     try:
         done = subprocess.run(
-            bwrap_argv(bwrap, Path("/"), Path("/"), ["/bin/true"], network=False, home=""),
+            bwrap_argv(bwrap, Path("/"), Path("/"), ["/bin/true"], network=False, home="", protected=Protection()),
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=20,

@@ -14,6 +14,7 @@ from forge_lsp.tools import sandbox
 from forge_lsp.tools.base import NobodyToAsk, ToolContext, ToolDefinition, ToolFailure, ToolOutput, obj, string
 from forge_lsp.tools.cmdline import Analysis, Unanalysable, analyse, rule_matches
 from forge_lsp.tools.process import run_process, shell_argv
+from forge_lsp.tools.protect import restore
 
 RUN_CHANGING_ENV = (
     "BASH_ENV",
@@ -134,23 +135,28 @@ async def _confirmed(ctx: ToolContext, question: str, why: str, command: str) ->
         ) from None
 
 
-async def sandboxed(argv: list[str], cwd: Path, env: dict[str, str], ctx: ToolContext) -> tuple[list[str], dict[str, str]]:
-    """argv and env as they run: under bwrap when [tools.shell] sandbox says so, or unset in an untrusted workspace."""
+async def sandboxed(
+    argv: list[str], cwd: Path, env: dict[str, str], ctx: ToolContext
+) -> tuple[list[str], dict[str, str], dict[Path, str | None]]:
+    """argv and env as they run: under bwrap when [tools.shell] sandbox says so, or unset in an untrusted
+    workspace; with the guards to restore when it ends (see tools.protect)."""
     settings = ctx.config.shell
     mode = settings.sandbox
     if mode == "none" or (mode is None and ctx.config.trusted):
-        return argv, env
+        return argv, env, {}
     problem = await sandbox.unavailable()
     if problem is not None:
         if mode == "bwrap":
             raise ToolFailure(f'[tools.shell] sandbox = "bwrap", but {problem}: {sandbox.INSTALL_HINT}')
         message = f"shell commands of this untrusted workspace run without a sandbox: {problem}; {sandbox.INSTALL_HINT}"
         sandbox.warn_once(message, ctx.notice)
-        return argv, env
+        return argv, env, {}
     bwrap = sandbox.bwrap_path()
     assert bwrap is not None
-    wrapped = sandbox.bwrap_argv(bwrap, ctx.workspace.root, cwd, argv, network=settings.network, home=env.get("HOME"))
-    return wrapped, sandbox.scrub_env(env, settings.allow_env)
+    home = env.get("HOME")
+    plan = await asyncio.to_thread(sandbox.protection, ctx.workspace.root, home)
+    wrapped = sandbox.bwrap_argv(bwrap, ctx.workspace.root, cwd, argv, network=settings.network, home=home, protected=plan)
+    return wrapped, sandbox.scrub_env(env, settings.allow_env), plan.guards
 
 
 def truncate(text: str, head: int, tail: int, line_chars: int) -> str:
@@ -176,12 +182,11 @@ async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         raise ToolFailure(f"cwd {ctx.workspace.relative(cwd)} is not a directory")
     timeout = ctx.config.shell_timeout()
     plain = shell_argv(command)
-    argv, env = await sandboxed(plain, cwd, dict(ctx.env), ctx)
-    absent = await asyncio.to_thread(sandbox.git_absent, ctx.workspace.root) if argv is not plain else []
+    argv, env, guards = await sandboxed(plain, cwd, dict(ctx.env), ctx)
     try:
         done = await run_process(argv, cwd, {**env, **extra}, timeout, watch=ctx.watch)
     finally:
-        planted = await asyncio.to_thread(sandbox.remove_planted, absent) if absent else []
+        planted = await asyncio.to_thread(restore, guards) if guards else []
     cfg = ctx.config
     out = truncate(done.stdout, cfg.max_stdout_prefix_lines, cfg.max_stdout_suffix_lines, cfg.max_stdout_line_chars)
     err = truncate(done.stderr, cfg.max_stdout_prefix_lines, cfg.max_stdout_suffix_lines, cfg.max_stdout_line_chars)
@@ -189,8 +194,8 @@ async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
     if planted:
         names = ", ".join(ctx.workspace.relative(p) for p in planted)
         raise ToolFailure(
-            f"the command wrote {names}: git outside the sandbox would read it (a config, or the folder whose config to "
-            f"read) and run the programs it names; removed\n{body}"
+            f"the command wrote {names}: git, your shell or forge-lsp would run what it names later, outside the "
+            f"sandbox; removed (a link: put back)\n{body}"
         )
     if done.timed_out:
         raise ToolFailure(f"command timed out after {timeout} s and was killed\n{body}")

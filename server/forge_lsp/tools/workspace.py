@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from forge_lsp.tools import gitrepos
+
 
 class PathOutsideWorkspace(Exception):
     """A path that resolves outside the workspace root."""
@@ -73,6 +75,8 @@ class Workspace:
         except ValueError:
             return
         why = git_executes(rel)
+        if why is None and gitrepos.executes_from(self.root, path):
+            why = "a .git entry of the workspace (or a link in one) leads to it: git runs what it names, or its hooks"
         if why is not None:
             raise GitExecutes(
                 f"refusing to change {rel.as_posix()}: {why}, outside any sandbox; a file tool never changes it "
