@@ -2,8 +2,9 @@
 
 Inside: no capabilities (even when the server runs as root: a user namespace
 of its own, every capability dropped, no_new_privs), so no mount can be undone;
-the file system read-only except the workspace and a private /tmp;
-a minimal /dev, a /proc of its own pid namespace; credential stores in the
+the file system read-only except the workspace and a private /tmp, and in the
+workspace what git, the user's shell or forge-lsp runs later kept as it is
+(tools.protect); a minimal /dev, a /proc of its own pid namespace; credential stores in the
 home folder, agent and container sockets hidden; no network unless
 [tools.shell] network = true; secret environment variables removed; a new
 session (no terminal to inject keystrokes into), killed with the server.
