@@ -45,6 +45,8 @@ class RawClient:
         self.logs: list[str] = []
         self.shown: list[str] = []
         """window/showMessage texts."""
+        self.asked: list[str] = []
+        """window/showMessageRequest texts (each answered null)."""
         self.events: list[dict[str, Any]] = []
 
     def _send(self, message: dict[str, Any]) -> None:
@@ -86,6 +88,8 @@ class RawClient:
     def _handle(self, msg: dict[str, Any]) -> dict[str, Any]:
         if "method" in msg and "id" in msg:  # a request from the server
             result: Any = None
+            if msg["method"] == "window/showMessageRequest":
+                self.asked.append(msg["params"]["message"])
             if msg["method"] == "workspace/configuration":
                 result = self.configuration_answer
                 if result is PER_ITEM:

@@ -98,7 +98,7 @@ def report_config(ls: ForgeLanguageServer, runtime: WorkspaceRuntime) -> None:
         ls.log(said, t.MessageType.Warning)
         ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=said))
     ignored = runtime.ignored_keys()
-    if ignored:
+    if ignored and refused is None:  # (refused: the warning above says why trusting cannot help)
         ls.spawn(offer_trust(ls, runtime, ignored))
 
 
