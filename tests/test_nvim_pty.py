@@ -7,6 +7,7 @@ prompt, a confirm question answered Deny, a cancel. Every wait polls the screen 
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -275,5 +276,33 @@ def test_untrusted_workspace_trusted_with_forge_trust(tmp_path: Path, flavour: s
         s.assert_clean()
         s.command("ForgeLog")
         s.wait_for("assistant: Hello from the trusted script.")
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
+def test_neovims_trust_of_a_workspace_that_cannot_be_trusted_says_why(tmp_path: Path, flavour: str, nvim: str | None) -> None:
+    """Neovim's :trust covers the .forge.toml the user read, but it is a link out of the workspace: the server
+    does not take the editor's word for it, and the person sees why (issue 22)."""
+    if nvim is None:
+        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
+    version = subprocess.run([nvim, "--version"], capture_output=True, text=True).stdout
+    if version.startswith("NVIM v0.7") or version.startswith("NVIM v0.8"):
+        pytest.skip("Neovim before 0.9 has no trust store (:trust): nothing to send")
+    ws = tmp_path / "project"
+    ws.mkdir()
+    (ws / "main.py").write_text("x = 1\n")
+    outside = tmp_path / "shared.toml"
+    outside.write_text('api_base = "http://127.0.0.1:9/v1"\n')
+    (ws / ".forge.toml").symlink_to(outside)
+    home = tmp_path / "home"
+    (home / "state" / "nvim").mkdir(parents=True)
+    digest = hashlib.sha256(outside.read_bytes()).hexdigest()
+    (home / "state" / "nvim" / "trust").write_text(f"{digest} {outside.resolve()}\n")  # as :trust writes it
+    s = Screen(nvim, ws, home)
+    try:
+        shown = s.wait_for("outside the workspace", fail_on=tuple(e for e in ERRORS if e != "Press ENTER"))
+        assert "the editor trusts this workspace, but" in " ".join(shown.split()), shown
+        assert "Trust this workspace?" not in shown, shown
     finally:
         s.close()
