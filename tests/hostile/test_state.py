@@ -827,6 +827,31 @@ def test_the_wal_a_crashed_forge_lsp_of_ours_left_is_replayed(workspace: Path) -
     assert not [p for p in path.parent.iterdir() if ".refused-" in p.name]
 
 
+def test_a_crash_between_a_write_and_its_record_keeps_the_wal(workspace: Path) -> None:
+    """The write restarted the log (a new header) and the server died before recording it: still ours."""
+    from forge_lsp.state.registry import StateRegistry
+    from forge_lsp.state.wal import wal_header
+
+    path = _users_state(workspace)
+    code = (
+        "import os, sys\n"
+        "from pathlib import Path\n"
+        "from forge_lsp.domain.messages import ChatMessage\n"
+        "from forge_lsp.state.store import StateStore\n"
+        "store = StateStore(Path(sys.argv[1]))\n"
+        "store._db.execute('PRAGMA wal_checkpoint(PASSIVE)')  # the next write restarts the log\n"
+        "store._record_wal = lambda: None  # killed right after each write, before its record\n"
+        "store.append(store.current_conversation(), 't', ChatMessage('user', 'unrecorded'))\n"
+        "os._exit(0)\n"
+    )
+    subprocess.run([sys.executable, "-c", code, str(workspace)], check=True, timeout=60)
+    assert wal_header(path) != StateRegistry().known_wal(path), "the log restarted after its last record"
+    store = StateStore(workspace)
+    assert [m.content for m in store.history(store.current_conversation())] == ["mine", "unrecorded"]
+    assert store.notices == []
+    store.close()
+
+
 def test_a_live_forge_lsp_of_ours_keeps_its_wal(workspace: Path) -> None:
     path = _users_state(workspace)
     other = _crash_mid_conversation(workspace, *(f"live {n}" for n in range(300)), hold=True)

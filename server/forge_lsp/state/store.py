@@ -101,6 +101,9 @@ class StateStore:
         try:
             with self._writing() as db:
                 db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (ID_KEY, uuid.uuid4().hex))
+                # A write at every open: a -wal this session begins is begun and recorded now, before
+                # anything of value is in it (see state.wal).
+                db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('opened', ?)", (str(time.time()),))
                 sid = db.execute("SELECT value FROM meta WHERE key=?", (ID_KEY,)).fetchone()[0]
                 # Into the main file now: another server reads the id from it without touching the -wal.
                 db.execute("PRAGMA wal_checkpoint(PASSIVE)")

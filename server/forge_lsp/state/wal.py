@@ -5,10 +5,12 @@ then checkpoints it into the file: a log planted there (a git pull, a copied fol
 replace the user's rows. So forge-lsp records the header of the -wal it writes (32 bytes:
 checkpoint sequence, salts and checksum, new each time the log restarts) in the user's
 registry after each of its writes, and a -wal with any other header is set aside before the
-database is opened. Not set aside: a -wal another process holds open (a running forge-lsp
-between a write and its record, or one that predates the record: its log is live); a log too
-short to hold a frame (sqlite ignores it). A -journal is never ours (state files are always
-in WAL mode).
+database is opened. Not set aside: the header the next restart of the recorded log writes (a
+crash between a write and its record; see ours); a -wal another process holds open (a running
+forge-lsp, or one that predates the record: its log is live); a log too short to hold a frame
+(sqlite ignores it). A new log (no restart of one: random salts) is begun and recorded when a
+state file is opened, before anything of value is written to it. A -journal is never ours
+(state files are always in WAL mode).
 """
 
 from __future__ import annotations
@@ -88,6 +90,31 @@ def held_open(path: Path) -> int | None:
     return None if kind == fcntl.F_UNLCK else pid
 
 
+def _fields(header: str) -> tuple[bytes, int, int] | None:
+    """A header's magic, version and page size; its checkpoint sequence; its first salt."""
+    try:
+        raw = bytes.fromhex(header)
+    except ValueError:
+        return None
+    if len(raw) != WAL_HEADER:
+        return None
+    return raw[:12], int.from_bytes(raw[12:16], "big"), int.from_bytes(raw[16:20], "big")
+
+
+def ours(header: str, recorded: str | None) -> bool:
+    """Whether a -wal header is the one recorded, or the one the next restart of that log writes
+    (sqlite adds one to the checkpoint sequence and to the first salt): a write that restarted the
+    log, then a crash before its record, leaves that one. Any other is not ours."""
+    if recorded is None:
+        return False
+    if header == recorded:
+        return True
+    now, then = _fields(header), _fields(recorded)
+    if now is None or then is None:
+        return False
+    return now[0] == then[0] and now[1] == (then[1] + 1) % 2**32 and now[2] == (then[2] + 1) % 2**32
+
+
 def foreign_logs(path: Path, recorded: str | None) -> list[str]:
     """The side files of path that sqlite would replay and this user's forge-lsp did not write
     ("-wal", "-journal"; with a -wal goes its -shm): what must be set aside before opening."""
@@ -95,7 +122,7 @@ def foreign_logs(path: Path, recorded: str | None) -> list[str]:
     if os.path.lexists(side(path, "-journal")):
         found.append("-journal")
     header = wal_header(path)
-    if header is not None and header != recorded:
+    if header is not None and not ours(header, recorded):
         holder = held_open(path)
         if holder is None:
             found += ["-wal", *(["-shm"] if os.path.lexists(side(path, "-shm")) else [])]
