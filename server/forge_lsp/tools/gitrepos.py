@@ -81,11 +81,12 @@ def _leads_to(entry: Path, ws: Path) -> Path | None:
     return target if _inside(ws, target) and target != ws and target.is_dir() else None
 
 
-def git_dirs(ws: Path) -> list[Path]:
+def git_dirs(ws: Path, entries: list[Path] | None = None) -> list[Path]:
     """Every git directory of the workspace (resolved, inside it): each .git folder or the folder a .git link or
-    file leads to, and the git directories inside them (submodules' .git/modules/*, worktrees' .git/worktrees/*)."""
+    file leads to, and the git directories inside them (submodules' .git/modules/*, worktrees' .git/worktrees/*).
+    entries: what dot_gits(ws) found, when the caller has it."""
     found: list[Path] = []
-    for entry in dot_gits(ws):
+    for entry in dot_gits(ws) if entries is None else entries:
         top = _leads_to(entry, ws)
         if top is None or top in found:
             continue

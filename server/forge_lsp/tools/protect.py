@@ -73,13 +73,14 @@ def protection(
     (made first) and files of own."""
     out = Protection()
     pinned: set[Path] = set()
-    for entry in dot_gits(ws):
+    entries = dot_gits(ws)
+    for entry in entries:
         _pin_folders(ws, entry, pinned)
         if entry.is_symlink():
             _guard_link(ws, entry, out, pinned)
         elif entry.is_file():
             out.read_only.append(entry)
-    for gitdir in git_dirs(ws):
+    for gitdir in git_dirs(ws, entries):
         _pin_folders(ws, gitdir, pinned)
         pinned.add(gitdir)
         for name in EXECUTES:
