@@ -630,6 +630,8 @@ async def test_sandboxed_command_cannot_write_through_or_replace_a_linked_git_en
     assert not marker.exists(), r.output
     assert os_config.is_symlink() and os.readlink(os_config) == "../conf/gitconfig"
     assert os.readlink(workspace / "vendor" / "lib" / ".git") == "../../gitstore"
+    if attack.endswith("-replaced"):
+        assert r.is_error and "replaced the link" in r.output and "(put back)" in r.output, r.output
     record_reliability(
         f"attack: sandboxed command and a linked .git entry ({attack})",
         ".git/config a link to conf/gitconfig, a nested .git a link to gitstore/: written through, at the target, "
@@ -672,6 +674,7 @@ async def test_sandboxed_command_cannot_create_startup_files_in_a_home_workspace
     assert "done" in r.output, r.output
     for path in planted:
         assert not path.exists(), f"{path} was created:\n{r.output}"
+    assert r.is_error and "wrote .bash_profile, .profile" in r.output and "(removed)" in r.output, r.output
     assert not (workspace / ".config" / "forge-lsp" / "config.toml").exists()
     assert not (workspace / ".local" / "state" / "forge-lsp" / "trust.json").exists()
     assert not (workspace / ".config-aside").exists() and not (workspace / ".local" / "state-aside").exists()

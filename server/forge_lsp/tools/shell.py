@@ -192,10 +192,13 @@ async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
     err = truncate(done.stderr, cfg.max_stdout_prefix_lines, cfg.max_stdout_suffix_lines, cfg.max_stdout_line_chars)
     body = f'<shell_output command="{command}" exit_code="{done.exit_code}">\n<stdout>{out}</stdout>\n<stderr>{err}</stderr>\n</shell_output>'
     if planted:
-        names = ", ".join(ctx.workspace.relative(p) for p in planted)
+        wrote = ", ".join(ctx.workspace.relative(p) for p in planted if guards[p] is None)
+        relinked = ", ".join(ctx.workspace.relative(p) for p in planted if guards[p] is not None)
+        what = " and ".join(
+            x for x in (wrote and f"wrote {wrote} (removed)", relinked and f"replaced the link {relinked} (put back)") if x
+        )
         raise ToolFailure(
-            f"the command wrote {names}: git, your shell or forge-lsp would run what it names later, outside the "
-            f"sandbox; removed (a link: put back)\n{body}"
+            f"the command {what}: git, your shell or forge-lsp would run what it names later, outside the sandbox\n{body}"
         )
     if done.timed_out:
         raise ToolFailure(f"command timed out after {timeout} s and was killed\n{body}")
