@@ -140,9 +140,10 @@ class StateStore:
             return
         moved = set_aside(path, sides, "refused")
         logs = [side(path, s) for s in sides if s != "-shm"]
+        was, it = ("were", "them") if len(logs) > 1 else ("was", "it")
         self._say(
-            f"forge-lsp: {' and '.join(map(str, logs))} beside your state file was not written by your forge-lsp "
-            f"(it may have come with the repository), so it was not applied to your conversations; moved it to "
+            f"forge-lsp: {' and '.join(map(str, logs))} beside your state file {was} not written by your forge-lsp "
+            f"(it may have come with the repository), so {it} {was} not applied to your conversations; moved {it} to "
             f"{' and '.join(str(m) for m in moved if not m.name.endswith('-shm'))}"
         )
 
