@@ -118,6 +118,11 @@ async def test_a_turn_with_retries_then_an_interrupt(workspace: Path) -> None:
     assert len(notices) == 3
     assert "**Attempts remaining:** 2" in notices[0] and "**Attempts remaining:** 1" in notices[1]
     assert notices[0].startswith("<retry>Tool call failed") and "command exited with code 1" in failed[0].content[0].content.text
+    # One final update per failed call (the error and its notice together): a client shows each once.
+    finals = [u.tool_call_id for u in client.of("tool_call_update") if u.status in ("completed", "failed")]
+    assert finals == [c.tool_call_id for c in calls]
+    assert [u.field_meta for u in failed] == [{"attemptsLeft": n, "limit": 3} for n in (2, 1, 0)]
+    assert all(u.raw_output is None for u in failed)
 
 
 async def test_request_limit_is_max_turn_requests(workspace: Path) -> None:
@@ -355,8 +360,9 @@ async def test_a_missing_file_is_not_found_and_the_client_is_not_asked_about_it(
     finally:
         await ctx.__aexit__(None, None, None)
     assert result.stop_reason == "end_turn"
-    done = [u for u in client.of("tool_call_update") if u.status in ("completed", "failed") and len(u.content) == 1]
+    done = [u for u in client.of("tool_call_update") if u.status in ("completed", "failed")]
     outputs = [u.content[0].content.text for u in done]
+    assert len(done) == 3  # one final update per call
     # Not "an empty file": the same failure as on disk. And a file about to be created is not asked about.
     assert done[0].status == "failed" and "file not found: missing.md" in outputs[0]
     assert done[1].status == "completed" and done[2].status == "completed"

@@ -144,6 +144,10 @@ class AcpSession:
         self.announced: dict[str, asyncio.Event] = {}
         """The running turn's tool calls, set once the client was sent each one's tool_call."""
         self.outputs: dict[str, str] = {}
+        """The running turn's tool outputs as the client may see them (redacted)."""
+        self.held: list[str] = []
+        """The running turn's failed calls, not shown yet: each waits for its retry notice (after its batch), so
+        a client shows one failed update with the error and the notice, not the failure and then the call again."""
         self.told_trust = False
 
 
@@ -287,6 +291,7 @@ class ForgeAgent:
             queue.put_nowait(None)
             await pump
             session.announced.clear()
+            session.outputs.clear()
         if refusal is not None:
             return await self.refuse(session, refusal)
         return await self.finish(session, summary)
@@ -326,6 +331,13 @@ class ForgeAgent:
                 await self.send_event(session, event)
             except Exception as exc:  # a client that went away: the turn goes on and is stored
                 log.warning("session/update failed: %s", exc)
+        # A failed call that got no notice (cancelled, or the turn stopped mid-batch) still ends, failed.
+        while session.held:
+            call_id = session.held.pop(0)
+            try:
+                await self.update(session.id, tool_finished(call_id, False, session.outputs.get(call_id, "")))
+            except Exception as exc:
+                log.warning("session/update failed: %s", exc)
 
     async def send_event(self, session: AcpSession, event: Event) -> None:
         sid = session.id
@@ -341,10 +353,15 @@ class ForgeAgent:
         elif isinstance(event, ToolCallFinished):
             output = redact(event.output)
             session.outputs[event.call_id] = output
-            await self.update(sid, tool_finished(event.call_id, event.ok, output))
-            if event.tool == "todo_write" and event.ok:
+            if not event.ok:
+                session.held.append(event.call_id)  # shown with its retry notice
+                return
+            await self.update(sid, tool_finished(event.call_id, True, output))
+            if event.tool == "todo_write":
                 await self.update(sid, plan_update(session.core.todos))
         elif isinstance(event, Retry):
+            if event.call_id in session.held:
+                session.held.remove(event.call_id)
             await self.update(sid, tool_retried(event, session.outputs.get(event.call_id, redact(event.error))))
         elif isinstance(event, LlmRetry):
             log.info("model request retried (attempt %s, %s ms): %s", event.attempt, event.delay_ms, event.cause)

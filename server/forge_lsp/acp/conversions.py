@@ -148,14 +148,17 @@ def tool_finished(call_id: str, ok: bool, output: str) -> ToolCallProgress:
 
 
 def tool_retried(event: Retry, output: str) -> ToolCallProgress:
-    """What the model sees of a failed call: its output (redacted) and the retry notice with the attempts left."""
+    """A failed call's one final update: what the model sees of it, its output (redacted) and the retry notice
+    with the attempts left. The counts are in ``_meta`` (clients show rawOutput beside the content: the
+    notice already says them)."""
     notice = f"<retry>{redact(event.notice)}</retry>"
-    return update_tool_call(
+    update = update_tool_call(
         event.call_id,
         status="failed",
         content=[tool_content(text_block(output)), tool_content(text_block(notice))],
-        raw_output={"attemptsLeft": event.attempts_left, "limit": event.limit},
     )
+    update.field_meta = {"attemptsLeft": event.attempts_left, "limit": event.limit}
+    return update
 
 
 def history_updates(history: list[ChatMessage], root: Path) -> list[Update]:
