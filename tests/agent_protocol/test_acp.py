@@ -239,6 +239,9 @@ async def test_session_load_after_a_restart_replays_history(workspace: Path) -> 
     assert replayed[thought].content.text == "the echo worked, so I am done"
     assert "first done" in replayed[thought + 1].content.text
     assert "tool_call" in kinds and "tool_call_update" in kinds
+    # The shell call is titled by its command, live and replayed (a client shows the title as the call's label).
+    live, again = first.of("tool_call")[0], next(u for u in replayed if u.session_update == "tool_call")
+    assert live.title == again.title == "`echo first-result`" and again.kind == "execute"
     assert any(u.session_update == "agent_message_chunk" and "first done" in u.content.text for u in replayed)
     assert result.stop_reason == "end_turn" and "second done" in second.text()
     # The same conversation went on (the model was sent the first turn too).

@@ -97,7 +97,7 @@ def test_a_failed_call_is_shown_once_with_its_error_and_the_retry_notice(acpx: P
     assert p.returncode == 0, out
     # acpx prints a tool call each time its final state changes: one failed update, not the failure and
     # then the same call again with the retry notice added.
-    assert out.count("[tool] shell: echo oops; exit 3 (failed)") == 1, out
+    assert out.count("[tool] `echo oops; exit 3` (failed)") == 1, out
     failed = out.split("(failed)", 1)[1].split("Gave up.", 1)[0]
     assert "command exited with code 3" in failed and "<stdout>oops</stdout>" in failed
     assert "Attempts remaining:** 2" in failed

@@ -35,6 +35,7 @@ from acp.schema import (
     UserMessageChunk,
 )
 
+from forge_lsp.core.orchestrator import describe
 from forge_lsp.core.session import todo_list
 from forge_lsp.domain.events import Retry, ToolCallStarted
 from forge_lsp.domain.messages import ChatMessage
@@ -130,11 +131,21 @@ def plan_update(todos: list[dict[str, str]]) -> AgentPlanUpdate:
     return update_plan(plan_entries(todos))
 
 
+def tool_title(tool: str, arguments: str, described: str) -> str:
+    """A tool call's title for the client: a shell call's is its command in backticks (clients show it as
+    the command: CodeCompanion's line would otherwise read "Execute: shell"), the others' the described one."""
+    args = json_or_text(arguments)
+    command = args.get("command") if tool == "shell" and isinstance(args, dict) else None
+    if isinstance(command, str) and command.strip() and "`" not in command:
+        return f"`{command.strip().splitlines()[0][:80]}`"
+    return described or tool
+
+
 def tool_started(event: ToolCallStarted, root: Path) -> ToolCallStart:
     """A tool call the turn started: its title, kind, where it acts, and its (redacted) arguments."""
     return start_tool_call(
         event.call_id,
-        redact(event.title or event.tool),
+        redact(tool_title(event.tool, event.arguments, event.title)),
         kind=KINDS.get(event.tool, "other"),
         status="in_progress",
         locations=locations(event.tool, event.arguments, root),
@@ -181,7 +192,7 @@ def history_updates(history: list[ChatMessage], root: Path) -> list[Update]:
                 updates.append(
                     start_tool_call(
                         call.id,
-                        call.name,
+                        redact(tool_title(call.name, arguments, describe(call))),
                         kind=KINDS.get(call.name, "other"),
                         status="in_progress",
                         locations=locations(call.name, arguments, root),
