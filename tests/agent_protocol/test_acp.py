@@ -522,3 +522,28 @@ def test_a_client_that_stops_reading_a_full_pipe_does_not_leave_the_agent_hangin
             proc.kill()
             proc.wait()
     assert "Traceback" not in log.read_text()
+
+
+async def test_a_prompt_sent_right_after_a_cancel_runs_once_the_cancelled_turn_ends(workspace: Path) -> None:
+    # CodeCompanion sends the next prompt as soon as the user stops a turn, without waiting for the cancelled
+    # prompt's response: it must run, not be refused as "a turn is already running".
+    workspace_with(workspace, shell("sleep 30"), {"text": "Next answer."})
+    client = Recorder()
+    ctx, conn, proc, _ = await start(client)
+    try:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        turn = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block("wait")]))
+        deadline = time.monotonic() + 30
+        while not client.of("tool_call") and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        started = time.monotonic()
+        await conn.cancel(session_id=session.session_id)
+        following = await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("go on")]), 20)
+        waited = time.monotonic() - started
+        cancelled = await asyncio.wait_for(turn, 10)
+    finally:
+        await ctx.__aexit__(None, None, None)
+    assert cancelled.stop_reason == "cancelled"
+    assert waited < 8, waited  # it ran as soon as the cancelled turn ended, not after a timeout
+    assert following.stop_reason == "end_turn" and not (following.field_meta or {}).get("refused"), following
+    assert "Next answer." in client.text() and "not run" not in client.text()

@@ -47,10 +47,13 @@ def docs_snippet() -> str:
     return found.group(1)
 
 
-def chat(nvim: str, workspace: Path, prompt: str, answers: str = "", resume: bool = False) -> dict[str, Any]:
+def chat(
+    nvim: str, workspace: Path, prompt: str, answers: str = "", resume: bool = False, stop_at: str = "", then: str = ""
+) -> dict[str, Any]:
     """One CodeCompanion chat in `workspace`: the prompt submitted (after /resume picked the latest earlier
     conversation, with `resume`), the permission prompts answered with the keys in `answers` (comma-separated,
-    in order). Returns what drive.lua saw."""
+    in order), the turn stopped with `q` once the line `stop_at` shows and the command wrote `pid`, then the prompt `then` submitted.
+    Returns what drive.lua saw."""
     tmp = workspace.parent
     setup = tmp / "setup.lua"
     setup.write_text(docs_snippet())
@@ -72,6 +75,8 @@ def chat(nvim: str, workspace: Path, prompt: str, answers: str = "", resume: boo
         "CC_PROMPT": prompt,
         "CC_ANSWERS": answers,
         "CC_RESUME": "1" if resume else "",
+        **({"CC_STOP_AT": stop_at, "CC_STOP_FILE": str(workspace / "pid")} if stop_at else {}),
+        **({"CC_NEXT_PROMPT": then} if then else {}),
         "CC_TIMEOUT_MS": "60000",
     }
     p = subprocess.run(
@@ -90,7 +95,9 @@ def chat(nvim: str, workspace: Path, prompt: str, answers: str = "", resume: boo
     assert not [n for n in seen["notices"] if (n["level"] or 0) >= 3], seen["notices"]
     # The turn ended and the chat is ready for the next prompt, not left "in progress".
     assert seen["connected"] and seen["settled"] and not seen["in_progress"], seen
-    assert seen["chat_done"] == 1 and [f["status"] for f in seen["finished"]] == ["success"], seen
+    turns = 2 if then else 1
+    assert seen["chat_done"] == turns and [f["status"] for f in seen["finished"]][-1] == "success", seen
+    assert len(seen["finished"]) == turns, seen
     return seen
 
 
@@ -162,3 +169,17 @@ def test_resume_lists_the_earlier_conversation_and_goes_on_with_it(nvim: str, wo
     assert second["session_id"] == first["session_id"]
     text = second["text"]
     assert text.index("fix the parser") < text.index("First answer.") < text.index("and the lexer") < text.index("Second answer.")
+
+
+def test_stop_kills_the_command_and_the_next_prompt_runs(nvim: str, workspace: Path) -> None:
+    workspace_with(
+        workspace, {"text": "Waiting.", **shell("echo $$ > pid.tmp; mv pid.tmp pid; exec sleep 30")}, {"text": "Next answer."}
+    )
+    # The user stops the turn (`q`) while the command runs, and types the next prompt at once: CodeCompanion
+    # sends it before the cancelled prompt has answered.
+    seen = chat(nvim, workspace, "wait", stop_at="Execute: echo $$ > pid.tmp; mv pid.tmp pid; exec sleep 30", then="go on")
+    assert seen["stopped"] and [f["status"] for f in seen["finished"]] == ["cancelled", "success"]
+    text = seen["text"]
+    assert "Waiting." in text and "Next answer." in text and "not run" not in text
+    pid = int((workspace / "pid").read_text())
+    assert not Path(f"/proc/{pid}").exists() or "State:\tZ" in Path(f"/proc/{pid}/status").read_text()

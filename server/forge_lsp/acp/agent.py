@@ -9,6 +9,7 @@ session/load after a restart finds it in ``.forge/state.sqlite3``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import stat
@@ -79,6 +80,8 @@ log = logging.getLogger(__name__)
 
 ANNOUNCE_WAIT_S = 30.0
 """How long a permission request waits for its call's tool_call to reach the client."""
+UNWIND_WAIT_S = 10.0
+"""How long a prompt waits for a cancelled turn in its workspace to end before it is refused."""
 
 
 class ClientFiles(DiskFiles):
@@ -160,6 +163,8 @@ class ForgeAgent:
         self.workspaces = Workspaces(self.open_runtime)
         self.sessions: dict[str, AcpSession] = {}
         self.background: set[asyncio.Task[Any]] = set()
+        self.unwinding: dict[Path, asyncio.Event] = {}
+        """Workspaces whose running turn was cancelled: set once it has ended."""
 
     def on_connect(self, conn: Client) -> None:
         self.conn = conn
@@ -278,6 +283,11 @@ class ForgeAgent:
                     f"`forge-lsp trust {runtime.root}` trusts it.)\n\n"
                 ),
             )
+        ended = self.unwinding.get(runtime.root)
+        if ended is not None and runtime.running:  # a client may send the next prompt before the cancelled one answers
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(ended.wait(), UNWIND_WAIT_S)
+        self.unwinding.pop(runtime.root, None)
         if runtime.running:
             return await self.refuse(session, TurnInProgress(f"a turn is already running in {runtime.root}; cancel it first"))
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
@@ -292,6 +302,8 @@ class ForgeAgent:
             await pump
             session.announced.clear()
             session.outputs.clear()
+            if (ended := self.unwinding.get(runtime.root)) is not None:
+                ended.set()
         if refusal is not None:
             return await self.refuse(session, refusal)
         return await self.finish(session, summary)
@@ -390,8 +402,8 @@ class ForgeAgent:
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.get(session_id)
-        if session is not None:
-            session.runtime.cancel()
+        if session is not None and session.runtime.cancel():
+            self.unwinding.setdefault(session.root, asyncio.Event())
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
         return None

@@ -82,12 +82,31 @@ local function main()
       return restored
     end, 50)
   end
-  chat:add_buf_message({ role = "user", content = env.CC_PROMPT })
-  chat:submit()
-
-  result.settled = vim.wait(timeout, function()
-    return result.chat_done > 0 or (#result.finished > 0 and chat.current_request == nil)
-  end, 50)
+  -- Each prompt (CC_PROMPT, then CC_NEXT_PROMPT if set) typed into the chat and submitted, once the chat
+  -- is ready for it (ChatDone).
+  local function turn(prompt, stop_at)
+    local done_before = result.chat_done
+    chat:add_buf_message({ role = "user", content = prompt })
+    chat:submit()
+    if stop_at then
+      -- The user stops the turn (the chat's `q`) once the line stop_at shows (and the file CC_STOP_FILE
+      -- exists: the command has started).
+      result.stopped = vim.wait(timeout, function()
+        return vim.tbl_contains(vim.api.nvim_buf_get_lines(chat.bufnr, 0, -1, false), stop_at)
+          and (env.CC_STOP_FILE == nil or vim.uv.fs_stat(env.CC_STOP_FILE) ~= nil)
+      end, 20)
+      vim.api.nvim_set_current_win(vim.fn.bufwinid(chat.bufnr))
+      vim.cmd("stopinsert")
+      vim.api.nvim_feedkeys("q", "mx", false)
+    end
+    return vim.wait(timeout, function()
+      return result.chat_done > done_before and chat.current_request == nil
+    end, 50)
+  end
+  result.settled = turn(env.CC_PROMPT, env.CC_STOP_AT)
+  if result.settled and env.CC_NEXT_PROMPT then
+    result.settled = turn(env.CC_NEXT_PROMPT)
+  end
   vim.wait(300) -- the last updates' extmarks (icons) and any late message
   result.in_progress = chat.current_request ~= nil
   result.session_id = chat.acp_connection and chat.acp_connection.session_id
