@@ -110,12 +110,14 @@ def test_a_turn_reads_writes_and_asks_before_a_command(nvim: str, workspace: Pat
     (workspace / "notes.md").write_text("saved notes\n")
     read = {"tool_calls": [{"name": "read", "arguments": {"file_path": "notes.md"}}]}
     missing = {"tool_calls": [{"name": "read", "arguments": {"file_path": "missing.md"}}]}
+    search = {"tool_calls": [{"name": "fs_search", "arguments": {"pattern": "saved"}}]}
     write = {"tool_calls": [{"name": "write", "arguments": {"file_path": "new.md", "content": "fresh\n"}}]}
     once, always, rejected = "echo deploy > deployed", "echo deploy more >> deployed", "echo deploy again > deployed2"
     workspace_with(
         workspace,
         {"text": "Reading first.", **read},
         missing,
+        search,
         write,
         shell(once),
         shell(always),
@@ -132,6 +134,7 @@ def test_a_turn_reads_writes_and_asks_before_a_command(nvim: str, workspace: Pat
     # (new.md is on disk: it had no buffer of it), a file that exists nowhere is a failed read.
     assert statuses(seen, "Read: notes.md") == ["completed"]
     assert statuses(seen, "Read: missing.md") == ["failed"]
+    assert statuses(seen, "Search: saved") == ["completed"]  # the pattern, not "Search: fs_search"
     assert statuses(seen, "Edit: new.md") == ["completed"]
     assert (workspace / "new.md").read_text() == "fresh\n"
     # The confirm rule asked three times (Always accept covers the same command in this conversation); each

@@ -131,13 +131,19 @@ def plan_update(todos: list[dict[str, str]]) -> AgentPlanUpdate:
     return update_plan(plan_entries(todos))
 
 
+TITLE_IN_BACKTICKS = {"shell": "command", "fs_search": "pattern", "fetch": "url"}
+"""The argument a call of these tools is titled by, in backticks (clients show it as the call's label:
+CodeCompanion's line reads "Execute: npm test", not "Execute: shell")."""
+
+
 def tool_title(tool: str, arguments: str, described: str) -> str:
-    """A tool call's title for the client: a shell call's is its command in backticks (clients show it as
-    the command: CodeCompanion's line would otherwise read "Execute: shell"), the others' the described one."""
+    """A tool call's title for the client: a shell command, a search pattern or a URL in backticks, or the
+    described title ("read: src/a.py")."""
     args = json_or_text(arguments)
-    command = args.get("command") if tool == "shell" and isinstance(args, dict) else None
-    if isinstance(command, str) and command.strip() and "`" not in command:
-        return f"`{command.strip().splitlines()[0][:80]}`"
+    key = TITLE_IN_BACKTICKS.get(tool)
+    value = args.get(key) if key and isinstance(args, dict) else None
+    if isinstance(value, str) and value.strip() and "`" not in value:
+        return f"`{value.strip().splitlines()[0][:80]}`"
     return described or tool
 
 
