@@ -283,8 +283,10 @@ class ForgeAgent:
                     f"`forge-lsp trust {runtime.root}` trusts it.)\n\n"
                 ),
             )
+        # A client may send the next prompt before the cancelled one answered: wait until that turn has ended,
+        # its workspace's turn lock released too (the turn's task is done a moment before).
         ended = self.unwinding.get(runtime.root)
-        if ended is not None and runtime.running:  # a client may send the next prompt before the cancelled one answers
+        if ended is not None and not ended.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(ended.wait(), UNWIND_WAIT_S)
         self.unwinding.pop(runtime.root, None)
