@@ -123,6 +123,8 @@ async def test_a_turn_with_retries_then_an_interrupt(workspace: Path) -> None:
     assert finals == [c.tool_call_id for c in calls]
     assert [u.field_meta for u in failed] == [{"attemptsLeft": n, "limit": 3} for n in (2, 1, 0)]
     assert all(u.raw_output is None for u in failed)
+    # Each last update names its call again (title, kind): a client that let go of the turn still can.
+    assert [(u.title, u.kind) for u in failed] == [(c.title, "execute") for c in calls]
 
 
 async def test_request_limit_is_max_turn_requests(workspace: Path) -> None:
@@ -206,6 +208,7 @@ async def test_cancel_stops_the_turn_and_kills_the_shell(workspace: Path) -> Non
     (call,) = client.of("tool_call")
     final = [u for u in client.of("tool_call_update") if u.tool_call_id == call.tool_call_id]
     assert final and final[-1].status == "failed" and "cancelled" in final[-1].content[0].content.text
+    assert final[-1].title == call.title and final[-1].kind == "execute"
     assert result.field_meta["forge"]["toolCalls"] == 1
     await asyncio.sleep(0.2)
     assert not Path(f"/proc/{pid}").exists() or "State:\tZ" in Path(f"/proc/{pid}/status").read_text()

@@ -184,5 +184,8 @@ def test_stop_kills_the_command_and_the_next_prompt_runs(nvim: str, workspace: P
     assert seen["stopped"] and [f["status"] for f in seen["finished"]] == ["cancelled", "success"]
     text = seen["text"]
     assert "Waiting." in text and "Next answer." in text and "not run" not in text
+    # The stopped call's last update (failed) may reach CodeCompanion after it let go of the stopped turn: it
+    # then shows it as a call of the next turn, so it carries the call's title and kind, not an unnamed call.
+    assert "Other: Tool call" not in text and "Tool: Tool call" not in text, text
     pid = int((workspace / "pid").read_text())
     assert not Path(f"/proc/{pid}").exists() or "State:\tZ" in Path(f"/proc/{pid}/status").read_text()

@@ -37,6 +37,7 @@ from acp.schema import (
     SessionCapabilities,
     SessionInfo,
     SessionListCapabilities,
+    ToolCallStart,
     ToolCallUpdate,
 )
 
@@ -47,6 +48,7 @@ from forge_lsp.acp.conversions import (
     PERMISSION_OPTIONS,
     Update,
     history_updates,
+    named,
     plan_update,
     prompt_text,
     tool_finished,
@@ -148,6 +150,8 @@ class AcpSession:
         """The running turn's tool calls, set once the client was sent each one's tool_call."""
         self.outputs: dict[str, str] = {}
         """The running turn's tool outputs as the client may see them (redacted)."""
+        self.started: dict[str, ToolCallStart] = {}
+        """The running turn's tool calls as they were announced."""
         self.held: list[str] = []
         """The running turn's failed calls, not shown yet: each waits for its retry notice (after its batch), so
         a client shows one failed update with the error and the notice, not the failure and then the call again."""
@@ -304,6 +308,7 @@ class ForgeAgent:
             await pump
             session.announced.clear()
             session.outputs.clear()
+            session.started.clear()
             if (ended := self.unwinding.get(runtime.root)) is not None:
                 ended.set()
         if refusal is not None:
@@ -349,7 +354,8 @@ class ForgeAgent:
         while session.held:
             call_id = session.held.pop(0)
             try:
-                await self.update(session.id, tool_finished(call_id, False, session.outputs.get(call_id, "")))
+                update = tool_finished(call_id, False, session.outputs.get(call_id, ""))
+                await self.update(session.id, named(update, session.started.get(call_id)))
             except Exception as exc:
                 log.warning("session/update failed: %s", exc)
 
@@ -360,8 +366,9 @@ class ForgeAgent:
         elif isinstance(event, Reasoning):
             await self.update(sid, update_agent_thought_text(redact(event.text)))
         elif isinstance(event, ToolCallStarted):
+            start = session.started[event.call_id] = tool_started(event, session.root)
             try:
-                await self.update(sid, tool_started(event, session.root))
+                await self.update(sid, start)
             finally:
                 session.announced.setdefault(event.call_id, asyncio.Event()).set()
         elif isinstance(event, ToolCallFinished):
@@ -370,13 +377,14 @@ class ForgeAgent:
             if not event.ok:
                 session.held.append(event.call_id)  # shown with its retry notice
                 return
-            await self.update(sid, tool_finished(event.call_id, True, output))
+            await self.update(sid, named(tool_finished(event.call_id, True, output), session.started.get(event.call_id)))
             if event.tool == "todo_write":
                 await self.update(sid, plan_update(session.core.todos))
         elif isinstance(event, Retry):
             if event.call_id in session.held:
                 session.held.remove(event.call_id)
-            await self.update(sid, tool_retried(event, session.outputs.get(event.call_id, redact(event.error))))
+            update = tool_retried(event, session.outputs.get(event.call_id, redact(event.error)))
+            await self.update(sid, named(update, session.started.get(event.call_id)))
         elif isinstance(event, LlmRetry):
             log.info("model request retried (attempt %s, %s ms): %s", event.attempt, event.delay_ms, event.cause)
         elif isinstance(event, Interrupt):

@@ -159,6 +159,14 @@ def tool_started(event: ToolCallStarted, root: Path) -> ToolCallStart:
     )
 
 
+def named(update: ToolCallProgress, start: ToolCallStart | None) -> ToolCallProgress:
+    """A call's last update with its title and kind again: a client that has let go of the turn (CodeCompanion,
+    after the user stopped it) shows a late update as a call of its own, then named, not "Tool call"."""
+    if start is not None:
+        update.title, update.kind = start.title, start.kind
+    return update
+
+
 def tool_finished(call_id: str, ok: bool, output: str) -> ToolCallProgress:
     """A tool call's result; ``output`` is what the client may see (redacted)."""
     return update_tool_call(call_id, status="completed" if ok else "failed", content=[tool_content(text_block(output))])
