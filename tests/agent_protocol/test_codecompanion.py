@@ -63,8 +63,8 @@ def chat(
 ) -> dict[str, Any]:
     """One CodeCompanion chat in `workspace`: the prompt submitted (after /resume picked the latest earlier
     conversation, with `resume`), the permission prompts answered with the keys in `answers` (comma-separated,
-    in order), the turn stopped with `q` once the line `stop_at` shows and the command wrote `pid`, then the prompt `then` submitted.
-    Returns what drive.lua saw."""
+    in order), the turn stopped with `q` once the line `stop_at` shows and the command wrote `pid`, then the
+    prompt `then` submitted. Returns what drive.lua saw."""
     tmp = workspace.parent
     setup = tmp / "setup.lua"
     setup.write_text(docs_snippet())
