@@ -91,8 +91,9 @@ class ClientFiles(DiskFiles):
 
     The client is asked only about a regular file, or one the disk does not have that this
     session wrote through the client (its buffer, not saved yet): ACP cannot ask whether a
-    buffer is open, and clients answer a file that exists nowhere with "" (earlier CodeCompanion v19 releases) or
-    an error shown to the user (acpx), so such a file is the disk's "file not found". A FIFO
+    buffer is open, and clients answer a file that exists nowhere with "" (earlier CodeCompanion
+    v19 releases) or an error shown to the user (acpx), so such a file is the disk's "file not
+    found". A FIFO
     or a device is the disk's to refuse, and text over ``max_chars`` is not taken from the
     client: the disk read then applies the size limit with its own message.
     """
