@@ -118,6 +118,13 @@ async def test_a_turn_with_retries_then_an_interrupt(workspace: Path) -> None:
     assert len(notices) == 3
     assert "**Attempts remaining:** 2" in notices[0] and "**Attempts remaining:** 1" in notices[1]
     assert notices[0].startswith("<retry>Tool call failed") and "command exited with code 1" in failed[0].content[0].content.text
+    # One final update per failed call (the error and its notice together): a client shows each once.
+    finals = [u.tool_call_id for u in client.of("tool_call_update") if u.status in ("completed", "failed")]
+    assert finals == [c.tool_call_id for c in calls]
+    assert [u.field_meta for u in failed] == [{"attemptsLeft": n, "limit": 3} for n in (2, 1, 0)]
+    assert all(u.raw_output is None for u in failed)
+    # Each last update names its call again (title, kind): a client that let go of the turn still can.
+    assert [(u.title, u.kind) for u in failed] == [(c.title, "execute") for c in calls]
 
 
 async def test_request_limit_is_max_turn_requests(workspace: Path) -> None:
@@ -201,6 +208,7 @@ async def test_cancel_stops_the_turn_and_kills_the_shell(workspace: Path) -> Non
     (call,) = client.of("tool_call")
     final = [u for u in client.of("tool_call_update") if u.tool_call_id == call.tool_call_id]
     assert final and final[-1].status == "failed" and "cancelled" in final[-1].content[0].content.text
+    assert final[-1].title == call.title and final[-1].kind == "execute"
     assert result.field_meta["forge"]["toolCalls"] == 1
     await asyncio.sleep(0.2)
     assert not Path(f"/proc/{pid}").exists() or "State:\tZ" in Path(f"/proc/{pid}/status").read_text()
@@ -234,6 +242,9 @@ async def test_session_load_after_a_restart_replays_history(workspace: Path) -> 
     assert replayed[thought].content.text == "the echo worked, so I am done"
     assert "first done" in replayed[thought + 1].content.text
     assert "tool_call" in kinds and "tool_call_update" in kinds
+    # The shell call is titled by its command, live and replayed (a client shows the title as the call's label).
+    live, again = first.of("tool_call")[0], next(u for u in replayed if u.session_update == "tool_call")
+    assert live.title == again.title == "`echo first-result`" and again.kind == "execute"
     assert any(u.session_update == "agent_message_chunk" and "first done" in u.content.text for u in replayed)
     assert result.stop_reason == "end_turn" and "second done" in second.text()
     # The same conversation went on (the model was sent the first turn too).
@@ -355,8 +366,9 @@ async def test_a_missing_file_is_not_found_and_the_client_is_not_asked_about_it(
     finally:
         await ctx.__aexit__(None, None, None)
     assert result.stop_reason == "end_turn"
-    done = [u for u in client.of("tool_call_update") if u.status in ("completed", "failed") and len(u.content) == 1]
+    done = [u for u in client.of("tool_call_update") if u.status in ("completed", "failed")]
     outputs = [u.content[0].content.text for u in done]
+    assert len(done) == 3  # one final update per call
     # Not "an empty file": the same failure as on disk. And a file about to be created is not asked about.
     assert done[0].status == "failed" and "file not found: missing.md" in outputs[0]
     assert done[1].status == "completed" and done[2].status == "completed"
@@ -513,3 +525,28 @@ def test_a_client_that_stops_reading_a_full_pipe_does_not_leave_the_agent_hangin
             proc.kill()
             proc.wait()
     assert "Traceback" not in log.read_text()
+
+
+async def test_a_prompt_sent_right_after_a_cancel_runs_once_the_cancelled_turn_ends(workspace: Path) -> None:
+    # CodeCompanion sends the next prompt as soon as the user stops a turn, without waiting for the cancelled
+    # prompt's response: it must run, not be refused as "a turn is already running".
+    workspace_with(workspace, shell("sleep 30"), {"text": "Next answer."})
+    client = Recorder()
+    ctx, conn, proc, _ = await start(client)
+    try:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        turn = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=[text_block("wait")]))
+        deadline = time.monotonic() + 30
+        while not client.of("tool_call") and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        started = time.monotonic()
+        await conn.cancel(session_id=session.session_id)
+        following = await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("go on")]), 20)
+        waited = time.monotonic() - started
+        cancelled = await asyncio.wait_for(turn, 10)
+    finally:
+        await ctx.__aexit__(None, None, None)
+    assert cancelled.stop_reason == "cancelled"
+    assert waited < 8, waited  # it ran as soon as the cancelled turn ended, not after a timeout
+    assert following.stop_reason == "end_turn" and not (following.field_meta or {}).get("refused"), following
+    assert "Next answer." in client.text() and "not run" not in client.text()

@@ -108,3 +108,30 @@ async def test_a_prompt_while_a_turn_runs_in_the_workspace_ends_saying_so(worksp
     assert refused.stop_reason == "end_turn" and refused.field_meta["refused"]["kind"] == "TurnInProgress"
     said = "".join(u.content.text for u in client.of("agent_message_chunk"))
     assert "The prompt was not run: a turn is already running" in said
+
+
+async def test_a_prompt_right_after_a_cancel_waits_for_the_turn_and_its_lock(workspace: Path) -> None:
+    # The cancelled turn's task is done a moment before its workspace's turn lock is released: a prompt that
+    # comes in that moment must wait for both, not be refused as "a turn is running in this workspace".
+    workspace_with(workspace, shell("sleep 30"), {"text": "Next answer."})
+    client = SlowClient(delay=0)
+    agent = ForgeAgent()
+    agent.on_connect(client)  # type: ignore[arg-type]
+    await agent.initialize(protocol_version=1, client_capabilities=ClientCapabilities())
+    session = await agent.new_session(cwd=str(workspace), mcp_servers=[])
+    runtime = agent.session(session.session_id).runtime
+    try:
+        first = asyncio.ensure_future(agent.prompt(session_id=session.session_id, prompt=[text_block("wait")]))
+        for _ in range(1000):
+            if client.of("tool_call"):
+                break
+            await asyncio.sleep(0.01)
+        await agent.cancel(session_id=session.session_id)
+        while runtime.running:  # the task is done; run() has not released the lock yet
+            await asyncio.sleep(0)
+        second = await asyncio.wait_for(agent.prompt(session_id=session.session_id, prompt=[text_block("go on")]), 20)
+        cancelled = await first
+    finally:
+        agent.close()
+    assert cancelled.stop_reason == "cancelled"
+    assert second.stop_reason == "end_turn" and not (second.field_meta or {}).get("refused"), second.field_meta

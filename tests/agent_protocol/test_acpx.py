@@ -88,3 +88,18 @@ def test_a_prompt_with_no_model_says_why_and_ends(acpx: Path, workspace: Path) -
     out = p.stdout + p.stderr
     assert "The prompt was not run: no model is set" in out and "forge-lsp trust" in out
     assert "[done] end_turn" in out and p.returncode == 0, out
+
+
+def test_a_failed_call_is_shown_once_with_its_error_and_the_retry_notice(acpx: Path, workspace: Path) -> None:
+    workspace_with(workspace, {"text": "Trying.", **shell("echo oops; exit 3")}, {"text": "Gave up."})
+    p = run_acpx(acpx, workspace, "go", "--approve-all")
+    out = p.stdout + p.stderr
+    assert p.returncode == 0, out
+    # acpx prints a tool call each time its final state changes: one failed update, not the failure and
+    # then the same call again with the retry notice added.
+    assert out.count("[tool] `echo oops; exit 3` (failed)") == 1, out
+    failed = out.split("(failed)", 1)[1].split("Gave up.", 1)[0]
+    assert "command exited with code 3" in failed and "<stdout>oops</stdout>" in failed
+    assert "Attempts remaining:** 2" in failed
+    assert "attemptsLeft" not in out  # the attempts are said once, in the notice, not again as a JSON blob
+    assert "[done] end_turn" in out

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from acp import resource_link_block, text_block
 
-from forge_lsp.acp.conversions import history_updates, prompt_text
+from forge_lsp.acp.conversions import history_updates, prompt_text, tool_title
 from forge_lsp.core.session import Session
 from forge_lsp.domain.messages import ChatMessage, ToolCall
 from forge_lsp.tools.base import DiskFiles
@@ -68,3 +68,15 @@ def test_no_todo_write_means_no_plan() -> None:
 def test_prompt_text_joins_text_and_says_what_it_cannot_read() -> None:
     text = prompt_text([text_block("fix it"), resource_link_block("a.py", "file:///ws/a.py")])
     assert text == "fix it\n\n(See file:///ws/a.py.)"
+
+
+def test_a_calls_title_is_its_command_pattern_or_url_in_backticks() -> None:
+    assert tool_title("shell", json.dumps({"command": "npm test\nnpm run lint"}), "shell: npm test") == "`npm test`"
+    assert tool_title("fs_search", json.dumps({"pattern": "TODO"}), "fs_search: TODO") == "`TODO`"
+    assert (
+        tool_title("fetch", json.dumps({"url": "https://example.com"}), "fetch: https://example.com") == "`https://example.com`"
+    )
+    # A backtick in it would break the code span: the described title then; other tools keep theirs.
+    assert tool_title("shell", json.dumps({"command": "echo `date`"}), "shell: echo `date`") == "shell: echo `date`"
+    assert tool_title("read", json.dumps({"file_path": "a.py"}), "read: a.py") == "read: a.py"
+    assert tool_title("shell", "not json", "shell") == "shell"

@@ -9,6 +9,7 @@ session/load after a restart finds it in ``.forge/state.sqlite3``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import stat
@@ -36,6 +37,7 @@ from acp.schema import (
     SessionCapabilities,
     SessionInfo,
     SessionListCapabilities,
+    ToolCallStart,
     ToolCallUpdate,
 )
 
@@ -46,6 +48,7 @@ from forge_lsp.acp.conversions import (
     PERMISSION_OPTIONS,
     Update,
     history_updates,
+    named,
     plan_update,
     prompt_text,
     tool_finished,
@@ -79,6 +82,8 @@ log = logging.getLogger(__name__)
 
 ANNOUNCE_WAIT_S = 30.0
 """How long a permission request waits for its call's tool_call to reach the client."""
+UNWIND_WAIT_S = 10.0
+"""How long a prompt waits for a cancelled turn in its workspace to end before it is refused."""
 
 
 class ClientFiles(DiskFiles):
@@ -86,8 +91,9 @@ class ClientFiles(DiskFiles):
 
     The client is asked only about a regular file, or one the disk does not have that this
     session wrote through the client (its buffer, not saved yet): ACP cannot ask whether a
-    buffer is open, and clients answer a file that exists nowhere with "" (CodeCompanion) or
-    an error shown to the user (acpx), so such a file is the disk's "file not found". A FIFO
+    buffer is open, and clients answer a file that exists nowhere with "" (earlier CodeCompanion
+    v19 releases) or an error shown to the user (acpx), so such a file is the disk's "file not
+    found". A FIFO
     or a device is the disk's to refuse, and text over ``max_chars`` is not taken from the
     client: the disk read then applies the size limit with its own message.
     """
@@ -144,6 +150,12 @@ class AcpSession:
         self.announced: dict[str, asyncio.Event] = {}
         """The running turn's tool calls, set once the client was sent each one's tool_call."""
         self.outputs: dict[str, str] = {}
+        """The running turn's tool outputs as the client may see them (redacted)."""
+        self.started: dict[str, ToolCallStart] = {}
+        """The running turn's tool calls as they were announced."""
+        self.held: list[str] = []
+        """The running turn's failed calls, not shown yet: each waits for its retry notice (after its batch), so
+        a client shows one failed update with the error and the notice, not the failure and then the call again."""
         self.told_trust = False
 
 
@@ -156,6 +168,8 @@ class ForgeAgent:
         self.workspaces = Workspaces(self.open_runtime)
         self.sessions: dict[str, AcpSession] = {}
         self.background: set[asyncio.Task[Any]] = set()
+        self.unwinding: dict[Path, asyncio.Event] = {}
+        """Workspaces whose running turn was cancelled: set once it has ended."""
 
     def on_connect(self, conn: Client) -> None:
         self.conn = conn
@@ -274,6 +288,13 @@ class ForgeAgent:
                     f"`forge-lsp trust {runtime.root}` trusts it.)\n\n"
                 ),
             )
+        # A client may send the next prompt before the cancelled one answered: wait until that turn has ended,
+        # its workspace's turn lock released too (the turn's task is done a moment before).
+        ended = self.unwinding.get(runtime.root)
+        if ended is not None and not ended.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(ended.wait(), UNWIND_WAIT_S)
+        self.unwinding.pop(runtime.root, None)
         if runtime.running:
             return await self.refuse(session, TurnInProgress(f"a turn is already running in {runtime.root}; cancel it first"))
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
@@ -287,6 +308,10 @@ class ForgeAgent:
             queue.put_nowait(None)
             await pump
             session.announced.clear()
+            session.outputs.clear()
+            session.started.clear()
+            if (ended := self.unwinding.get(runtime.root)) is not None:
+                ended.set()
         if refusal is not None:
             return await self.refuse(session, refusal)
         return await self.finish(session, summary)
@@ -326,6 +351,14 @@ class ForgeAgent:
                 await self.send_event(session, event)
             except Exception as exc:  # a client that went away: the turn goes on and is stored
                 log.warning("session/update failed: %s", exc)
+        # A failed call that got no notice (cancelled, or the turn stopped mid-batch) still ends, failed.
+        while session.held:
+            call_id = session.held.pop(0)
+            try:
+                update = tool_finished(call_id, False, session.outputs.get(call_id, ""))
+                await self.update(session.id, named(update, session.started.get(call_id)))
+            except Exception as exc:
+                log.warning("session/update failed: %s", exc)
 
     async def send_event(self, session: AcpSession, event: Event) -> None:
         sid = session.id
@@ -334,18 +367,25 @@ class ForgeAgent:
         elif isinstance(event, Reasoning):
             await self.update(sid, update_agent_thought_text(redact(event.text)))
         elif isinstance(event, ToolCallStarted):
+            start = session.started[event.call_id] = tool_started(event, session.root)
             try:
-                await self.update(sid, tool_started(event, session.root))
+                await self.update(sid, start)
             finally:
                 session.announced.setdefault(event.call_id, asyncio.Event()).set()
         elif isinstance(event, ToolCallFinished):
             output = redact(event.output)
             session.outputs[event.call_id] = output
-            await self.update(sid, tool_finished(event.call_id, event.ok, output))
-            if event.tool == "todo_write" and event.ok:
+            if not event.ok:
+                session.held.append(event.call_id)  # shown with its retry notice
+                return
+            await self.update(sid, named(tool_finished(event.call_id, True, output), session.started.get(event.call_id)))
+            if event.tool == "todo_write":
                 await self.update(sid, plan_update(session.core.todos))
         elif isinstance(event, Retry):
-            await self.update(sid, tool_retried(event, session.outputs.get(event.call_id, redact(event.error))))
+            if event.call_id in session.held:
+                session.held.remove(event.call_id)
+            update = tool_retried(event, session.outputs.get(event.call_id, redact(event.error)))
+            await self.update(sid, named(update, session.started.get(event.call_id)))
         elif isinstance(event, LlmRetry):
             log.info("model request retried (attempt %s, %s ms): %s", event.attempt, event.delay_ms, event.cause)
         elif isinstance(event, Interrupt):
@@ -373,8 +413,8 @@ class ForgeAgent:
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.get(session_id)
-        if session is not None:
-            session.runtime.cancel()
+        if session is not None and session.runtime.cancel():
+            self.unwinding.setdefault(session.root, asyncio.Event())
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
         return None

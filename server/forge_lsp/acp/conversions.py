@@ -35,6 +35,7 @@ from acp.schema import (
     UserMessageChunk,
 )
 
+from forge_lsp.core.orchestrator import describe
 from forge_lsp.core.session import todo_list
 from forge_lsp.domain.events import Retry, ToolCallStarted
 from forge_lsp.domain.messages import ChatMessage
@@ -130,16 +131,40 @@ def plan_update(todos: list[dict[str, str]]) -> AgentPlanUpdate:
     return update_plan(plan_entries(todos))
 
 
+TITLE_IN_BACKTICKS = {"shell": "command", "fs_search": "pattern", "fetch": "url"}
+"""The argument a call of these tools is titled by, in backticks (clients show it as the call's label:
+CodeCompanion's line reads "Execute: npm test", not "Execute: shell")."""
+
+
+def tool_title(tool: str, arguments: str, described: str) -> str:
+    """A tool call's title for the client: a shell command, a search pattern or a URL in backticks, or the
+    described title ("read: src/a.py")."""
+    args = json_or_text(arguments)
+    key = TITLE_IN_BACKTICKS.get(tool)
+    value = args.get(key) if key and isinstance(args, dict) else None
+    if isinstance(value, str) and value.strip() and "`" not in value:
+        return f"`{value.strip().splitlines()[0][:80]}`"
+    return described or tool
+
+
 def tool_started(event: ToolCallStarted, root: Path) -> ToolCallStart:
     """A tool call the turn started: its title, kind, where it acts, and its (redacted) arguments."""
     return start_tool_call(
         event.call_id,
-        redact(event.title or event.tool),
+        redact(tool_title(event.tool, event.arguments, event.title)),
         kind=KINDS.get(event.tool, "other"),
         status="in_progress",
         locations=locations(event.tool, event.arguments, root),
         raw_input=redact_data(json_or_text(event.arguments)),
     )
+
+
+def named(update: ToolCallProgress, start: ToolCallStart | None) -> ToolCallProgress:
+    """A call's last update with its title and kind again: a client that has let go of the turn (CodeCompanion,
+    after the user stopped it) shows a late update as a call of its own, then named, not "Tool call"."""
+    if start is not None:
+        update.title, update.kind = start.title, start.kind
+    return update
 
 
 def tool_finished(call_id: str, ok: bool, output: str) -> ToolCallProgress:
@@ -148,14 +173,17 @@ def tool_finished(call_id: str, ok: bool, output: str) -> ToolCallProgress:
 
 
 def tool_retried(event: Retry, output: str) -> ToolCallProgress:
-    """What the model sees of a failed call: its output (redacted) and the retry notice with the attempts left."""
+    """A failed call's one final update: what the model sees of it, its output (redacted) and the retry notice
+    with the attempts left. The counts are in ``_meta`` (clients show rawOutput beside the content: the
+    notice already says them)."""
     notice = f"<retry>{redact(event.notice)}</retry>"
-    return update_tool_call(
+    update = update_tool_call(
         event.call_id,
         status="failed",
         content=[tool_content(text_block(output)), tool_content(text_block(notice))],
-        raw_output={"attemptsLeft": event.attempts_left, "limit": event.limit},
     )
+    update.field_meta = {"attemptsLeft": event.attempts_left, "limit": event.limit}
+    return update
 
 
 def history_updates(history: list[ChatMessage], root: Path) -> list[Update]:
@@ -178,7 +206,7 @@ def history_updates(history: list[ChatMessage], root: Path) -> list[Update]:
                 updates.append(
                     start_tool_call(
                         call.id,
-                        call.name,
+                        redact(tool_title(call.name, arguments, describe(call))),
                         kind=KINDS.get(call.name, "other"),
                         status="in_progress",
                         locations=locations(call.name, arguments, root),

@@ -91,6 +91,11 @@ test("a turn with retries, then the failure limit interrupts it", async () => {
       .map((u) => u.content[1].content.text);
     assert.match(notices[0], /Attempts remaining:\*\* 2/);
     assert.match(notices[1], /Attempts remaining:\*\* 1/);
+    // One final update per failed call, the error and its notice together; the counts in _meta, not rawOutput.
+    const finals = a.seen.updates.filter((u) => u.sessionUpdate === "tool_call_update" && ["completed", "failed"].includes(u.status));
+    assert.deepEqual(finals.map((u) => u.toolCallId), calls.map((c) => c.toolCallId));
+    assert.deepEqual(finals.map((u) => u._meta), [2, 1, 0].map((n) => ({ attemptsLeft: n, limit: 3 })));
+    assert.ok(finals.every((u) => u.rawOutput === undefined));
     assert.match(text(a.seen), /Trying\.[\s\S]*Interrupted: Maximum tool failure limit \(3\)/);
   } finally {
     await a.stop();

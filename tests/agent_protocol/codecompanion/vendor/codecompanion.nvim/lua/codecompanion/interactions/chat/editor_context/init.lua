@@ -1,0 +1,2 @@
+-- Re-export from canonical location (moved in v19)
+return require("codecompanion.interactions.shared.editor_context")

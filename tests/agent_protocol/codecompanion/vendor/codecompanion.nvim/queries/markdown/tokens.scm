@@ -1,0 +1,3 @@
+(section
+  (atx_heading) @role
+)
