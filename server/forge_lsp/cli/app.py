@@ -11,8 +11,9 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO, cast
+from typing import TYPE_CHECKING, cast
 
+from forge_lsp.cli.ask import is_terminal
 from forge_lsp.cli.commands import conversations_command, trust_command
 from forge_lsp.cli.exit_codes import EXIT_CANCELLED, EXIT_FAILED, EXIT_USAGE
 from forge_lsp.cli.headless import check_prompt, read_prompt, run_headless
@@ -93,13 +94,6 @@ def _stop_at_once(signum: int, frame: object) -> None:
     os._exit(EXIT_CANCELLED)
 
 
-def _is_terminal(stream: TextIO | None) -> bool:
-    try:
-        return stream is not None and stream.isatty()
-    except (AttributeError, ValueError, OSError):
-        return False
-
-
 def _tcp_address(host: str, port: str) -> tuple[str, int]:
     try:
         number = int(port)
@@ -165,7 +159,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
         channel = CoalescingWriter(sys.stdout.buffer)
         sys.stdout = sys.stderr
-        if _is_terminal(sys.stdin):  # a person typed a bare `forge-lsp`: an editor never starts it on a terminal
+        if is_terminal(sys.stdin):  # a person typed a bare `forge-lsp`: an editor never starts it on a terminal
             say(sys.stderr, SERVING_ON_A_TERMINAL)
             if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
                 signal.signal(signal.SIGINT, _stop_at_once)
