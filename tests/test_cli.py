@@ -83,6 +83,8 @@ def test_a_command_that_needs_a_yes_says_nobody_could_be_asked(workspace: Path) 
     p = forge("run", "deploy", "--workspace", str(workspace))
     assert p.returncode == 0, p.stderr
     assert "nobody can be asked here" in p.stdout and "confirm pattern 'echo *'" in p.stdout, p.stdout
+    assert f"set at {workspace / '.forge.toml'}:5" in p.stdout, p.stdout  # where the rule is, to change it
+    assert "asks only in a terminal" in p.stdout, p.stdout
     assert "the user denied" not in p.stdout and "<stdout>deployed" not in p.stdout
 
 

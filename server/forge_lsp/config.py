@@ -283,6 +283,7 @@ class ConfigLoader:
         }
         values = default_values()
         sources = dict.fromkeys(values, "default")
+        origins: dict[tuple[str, str], str] = {}
         for name, layer in layers.items():
             if layer is None:
                 layer = self._last_good.get(name, {})
@@ -293,7 +294,20 @@ class ConfigLoader:
             for key, value in layer.items():
                 if key in UNION_KEYS:
                     # A later layer adds rules, never removes one (a workspace's confirm = [] changes nothing).
+                    where = self._where(name, key)
+                    for rule in value:
+                        origins.setdefault((key, rule), where)
                     value = tuple(dict.fromkeys((*values.get(key, ()), *value)))
                 values[key] = value
                 sources[key] = name
-        return EffectiveConfig(replace(build(values), trusted=trusted), values, sources, problems, trusted)
+        config = replace(build(values), trusted=trusted, rule_origins=origins)
+        return EffectiveConfig(config, values, sources, problems, trusted)
+
+    def _where(self, layer: str, key: str) -> str:
+        """Where a layer sets key: "FILE:LINE" (or FILE), or "editor settings"."""
+        if layer == "editor":
+            return "editor settings"
+        path = self.user_path if layer == "user" else self.workspace_path
+        lines = self._lines.get(layer)
+        line = lines.line(key) if lines else None
+        return f"{path}:{line}" if line else str(path)

@@ -43,7 +43,7 @@ def test_defaults_are_forges(workspace: Path) -> None:
 def test_every_key_is_one_row_of_the_table_and_one_field_of_the_config() -> None:
     sections = {"": ForgeConfig(), "retry.": RetryConfig(), "compact.": CompactConfig()}
     sections |= {"tools.shell.": ShellConfig(), "tools.fetch.": FetchConfig(), "tools.<name>.": ToolConfig()}
-    not_keys = {"trusted", "retry", "compact", "shell", "fetch", "tools"}
+    not_keys = {"trusted", "rule_origins", "retry", "compact", "shell", "fetch", "tools"}
     found = {
         prefix + f.name: getattr(obj, f.name)
         for prefix, obj in sections.items()

@@ -319,6 +319,9 @@ class ForgeConfig:
     trusted: bool = False
     """Whether the workspace is trusted (not a config key: the runtime sets it). Tools read it,
     e.g. the shell's sandbox default for an untrusted workspace."""
+    rule_origins: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    """Where each rule of a merged list was set ((key, rule) -> "FILE:LINE" or "editor settings"; not a config
+    key: the loader sets it), so a refusal can say where to change the rule."""
     retry: RetryConfig = field(default_factory=RetryConfig)
     compact: CompactConfig = field(default_factory=CompactConfig)
     shell: ShellConfig = field(default_factory=ShellConfig)
