@@ -188,6 +188,8 @@ class ConfigLoader:
     def __init__(self, root: Path, user_path: Path | None = None) -> None:
         self.root = root
         self.user_path = user_path or user_config_path()
+        self.user_path_named = user_path is None and bool(os.environ.get("FORGE_LSP_CONFIG"))
+        """The user file is the one FORGE_LSP_CONFIG names: its absence is a mistake to report, not a user without one."""
         self.editor: dict[str, Any] = {}
         self._last_good: dict[str, dict[str, Any]] = {}
         self._lines: dict[str, KeyLines] = {}
@@ -207,6 +209,10 @@ class ConfigLoader:
             info = path.stat()
         except FileNotFoundError:
             self._lines.pop(layer, None)
+            if layer == "user" and self.user_path_named:
+                problems.append(
+                    ConfigProblem(layer, "", "does not exist (FORGE_LSP_CONFIG names it); no user config applies", path)
+                )
             return {}
         except OSError as exc:
             problems.append(ConfigProblem(layer, "", f"cannot read: {exc}", path))
@@ -300,6 +306,8 @@ class ConfigLoader:
                     value = tuple(dict.fromkeys((*values.get(key, ()), *value)))
                 values[key] = value
                 sources[key] = name
+        # In the order a person reads them: file by file (user, editor, workspace), each from its top.
+        problems.sort(key=lambda p: (LAYERS.index(p.layer) if p.layer in LAYERS else len(LAYERS), p.line or 0))
         config = replace(build(values), trusted=trusted, rule_origins=origins)
         return EffectiveConfig(config, values, sources, problems, trusted)
 

@@ -92,7 +92,7 @@ def _int_list(v: Any) -> tuple[int, ...]:
 
 
 def _kind(v: Any) -> str:
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a table"}.get(
+    return {bool: "a boolean", int: "an integer", float: "a float", str: "a string", list: "a list", dict: "a table"}.get(
         type(v), type(v).__name__
     ) + (f" ({v!r})" if isinstance(v, bool | int | float | str) else "")
 
@@ -114,6 +114,21 @@ LOWER = -1
 """KeySpec.looser: a smaller number allows more (retries hammer the provider sooner)."""
 ANY_TOOL = "<name>"
 """The tool part of a [tools.<name>] row: it stands for every tool but the shell, which has its own rows."""
+TOOL_NAMES = (
+    "read",
+    "write",
+    "patch",
+    "multi_patch",
+    "remove",
+    "undo",
+    "fs_search",
+    "shell",
+    "fetch",
+    "todo_write",
+    "todo_read",
+    "followup",
+)
+"""The tools a [tools.<name>] table may name (the registry's; a test keeps the two the same): another name is a typo."""
 
 
 @dataclass(frozen=True)
@@ -221,7 +236,7 @@ def spec_of(key: str) -> KeySpec | None:
     if (spec := KEYS.get(key)) is not None:
         return spec
     parts = key.split(".")
-    if len(parts) == 3 and parts[0] == "tools" and parts[1] != "shell":
+    if len(parts) == 3 and parts[0] == "tools" and parts[1] != "shell" and parts[1] in TOOL_NAMES:
         return KEYS.get(f"tools.{ANY_TOOL}.{parts[2]}")
     return None
 
@@ -390,7 +405,8 @@ def unknown_key(key: str) -> str:
     parts = key.split(".")
     known = [k for k, spec in KEYS.items() if not spec.pattern]
     if len(parts) == 3 and parts[0] == "tools":
-        known += [k.replace(ANY_TOOL, parts[1]) for k, spec in KEYS.items() if spec.pattern]
+        tools = [t for t in TOOL_NAMES if t != "shell"]
+        known += [k.replace(ANY_TOOL, t) for k, spec in KEYS.items() if spec.pattern for t in tools]
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
     return f"unknown key (did you mean {close[0]}?)" if close else "unknown key"
 
