@@ -388,3 +388,23 @@ def test_a_float_where_an_integer_is_expected_is_called_a_float(workspace: Path)
     (workspace / ".forge.toml").write_text("max_requests_per_turn = 500.5\n")
     (problem,) = loader(workspace).load().problems
     assert problem.message == "expected an integer, got a float (500.5)"
+
+
+def test_an_untrusted_workspace_may_name_a_builtin_script_but_not_a_script_file(workspace: Path) -> None:
+    from forge_lsp.llm.builtin_scripts import BUILTIN
+
+    for name in BUILTIN:
+        (workspace / ".forge.toml").write_text(f'model = "scripted/{name}"\n')
+        eff = loader(workspace).load(trusted=False)
+        assert eff.config.model == f"scripted/{name}" and eff.ignored == [], name
+    for model in ("scripted/script.json", "scripted/.forge/echo", "scripted/_warm-up", "scripted/"):
+        (workspace / ".forge.toml").write_text(f'model = "{model}"\n')
+        eff = loader(workspace).load(trusted=False)
+        assert eff.config.model is None and [p.key for p in eff.ignored] == ["model"], model
+
+
+def test_the_builtin_scripts_the_config_knows_are_the_shipped_ones() -> None:
+    from forge_lsp.domain.config import BUILTIN_SCRIPTS
+    from forge_lsp.llm.builtin_scripts import BUILTIN
+
+    assert set(BUILTIN_SCRIPTS) == set(BUILTIN)

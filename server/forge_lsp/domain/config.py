@@ -97,15 +97,20 @@ def _kind(v: Any) -> str:
     ) + (f" ({v!r})" if isinstance(v, bool | int | float | str) else "")
 
 
+BUILTIN_SCRIPTS = ("demo", "echo")
+"""The scripts that ship with forge-lsp (llm.builtin_scripts; a test keeps the two the same)."""
+
+
 def _scripted(v: Any) -> bool:
-    return isinstance(v, str) and v.startswith(SCRIPTED_PREFIX)
+    """A scripted model whose script the workspace could have written: a file, not a builtin (scripted/echo)."""
+    return isinstance(v, str) and v.startswith(SCRIPTED_PREFIX) and v[len(SCRIPTED_PREFIX) :] not in BUILTIN_SCRIPTS
 
 
 # Why a workspace value is ignored while the workspace is untrusted (DESIGN "Trust").
 NEEDS_TRUST = "this setting can run code or loosen your rules"
 SENDS_ELSEWHERE = "a workspace may not send your requests (and API key) to another address"
 SHELL_RULES = "shell rules and sandbox settings come only from a trusted workspace"
-SCRIPTED_MODEL = "a scripted model from the workspace would let the repository choose the tool calls"
+SCRIPTED_MODEL = "a scripted model's script file from the workspace would let the repository choose the tool calls"
 PRIVATE_NETWORKS = "a workspace may not let fetch reach your machine, your local networks or a cloud metadata service"
 
 HIGHER = 1
