@@ -1,5 +1,5 @@
-"""forge-lsp run and a [tools.shell] confirm rule: in a terminal the user is asked (y / N / a = always for this
-conversation); without one (stdin or stderr not a terminal) the command is not run, as nobody can be asked."""
+"""forge-lsp run and a [tools.shell] confirm rule: in a terminal the user is asked (y / N / a = always, for the rest
+of the run: the run's conversation); without one (stdin or stderr not a terminal) the command is not run, as nobody can be asked."""
 
 from __future__ import annotations
 

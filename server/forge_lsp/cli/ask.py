@@ -35,7 +35,7 @@ def terminal_ask() -> Ask:
 
 async def ask_on_terminal(tool: str, question: str, call_id: str | None = None) -> str:
     """The question on stderr, the answer a line typed on stdin: "allow", "always" or "deny"."""
-    sys.stderr.write(f"forge-lsp: {redact(question)} {CHOICES} (y: yes, N: no, a: always for this conversation) ")
+    sys.stderr.write(f"forge-lsp: {redact(question)} {CHOICES} (y: yes, N: no, a: yes and do not ask again this run) ")
     sys.stderr.flush()
     try:
         line = await _read_line(sys.stdin.fileno())
