@@ -83,6 +83,8 @@ def test_a_command_that_needs_a_yes_says_nobody_could_be_asked(workspace: Path) 
     p = forge("run", "deploy", "--workspace", str(workspace))
     assert p.returncode == 0, p.stderr
     assert "nobody can be asked here" in p.stdout and "confirm pattern 'echo *'" in p.stdout, p.stdout
+    assert f"set at {workspace / '.forge.toml'}:5" in p.stdout, p.stdout  # where the rule is, to change it
+    assert "asks only in a terminal" in p.stdout, p.stdout
     assert "the user denied" not in p.stdout and "<stdout>deployed" not in p.stdout
 
 
@@ -248,6 +250,15 @@ def test_failed_turn_counts_the_request_it_made(workspace: Path) -> None:
     p = forge("run", "x", "-w", str(workspace))
     assert p.returncode == 1
     assert "■ turn failed: 1 request, 0 tool calls, 0 failures" in p.stdout
+    assert "0 completion tokens, cost unknown" in p.stdout and "$0" not in p.stdout, p.stdout  # no reply, nothing known
+
+
+def test_a_missing_script_file_is_named_and_no_request_was_sent(workspace: Path) -> None:
+    p = forge("run", "x", "-w", str(workspace), "--model", "scripted/nope.json")
+    assert p.returncode == 1
+    assert "■ turn failed: 0 requests" in p.stdout and "cost unknown" in p.stdout, p.stdout
+    assert f"the script file {workspace.resolve() / 'nope.json'} does not exist" in p.stdout, p.stdout
+    assert "HTTP 400" not in p.stdout and "rejected" not in p.stdout and "scripted//" not in p.stdout, p.stdout
 
 
 def test_per_tool_limit_is_named_in_the_interrupt(workspace: Path) -> None:

@@ -188,6 +188,8 @@ class ConfigLoader:
     def __init__(self, root: Path, user_path: Path | None = None) -> None:
         self.root = root
         self.user_path = user_path or user_config_path()
+        self.user_path_named = user_path is None and bool(os.environ.get("FORGE_LSP_CONFIG"))
+        """The user file is the one FORGE_LSP_CONFIG names: its absence is a mistake to report, not a user without one."""
         self.editor: dict[str, Any] = {}
         self._last_good: dict[str, dict[str, Any]] = {}
         self._lines: dict[str, KeyLines] = {}
@@ -207,6 +209,10 @@ class ConfigLoader:
             info = path.stat()
         except FileNotFoundError:
             self._lines.pop(layer, None)
+            if layer == "user" and self.user_path_named:
+                problems.append(
+                    ConfigProblem(layer, "", "does not exist (FORGE_LSP_CONFIG names it); no user config applies", path)
+                )
             return {}
         except OSError as exc:
             problems.append(ConfigProblem(layer, "", f"cannot read: {exc}", path))
@@ -283,6 +289,7 @@ class ConfigLoader:
         }
         values = default_values()
         sources = dict.fromkeys(values, "default")
+        origins: dict[tuple[str, str], str] = {}
         for name, layer in layers.items():
             if layer is None:
                 layer = self._last_good.get(name, {})
@@ -293,7 +300,22 @@ class ConfigLoader:
             for key, value in layer.items():
                 if key in UNION_KEYS:
                     # A later layer adds rules, never removes one (a workspace's confirm = [] changes nothing).
+                    where = self._where(name, key)
+                    for rule in value:
+                        origins.setdefault((key, rule), where)
                     value = tuple(dict.fromkeys((*values.get(key, ()), *value)))
                 values[key] = value
                 sources[key] = name
-        return EffectiveConfig(replace(build(values), trusted=trusted), values, sources, problems, trusted)
+        # In the order a person reads them: file by file (user, editor, workspace), each from its top.
+        problems.sort(key=lambda p: (LAYERS.index(p.layer) if p.layer in LAYERS else len(LAYERS), p.line or 0))
+        config = replace(build(values), trusted=trusted, rule_origins=origins)
+        return EffectiveConfig(config, values, sources, problems, trusted)
+
+    def _where(self, layer: str, key: str) -> str:
+        """Where a layer sets key: "FILE:LINE" (or FILE), or "editor settings"."""
+        if layer == "editor":
+            return "editor settings"
+        path = self.user_path if layer == "user" else self.workspace_path
+        lines = self._lines.get(layer)
+        line = lines.line(key) if lines else None
+        return f"{path}:{line}" if line else str(path)

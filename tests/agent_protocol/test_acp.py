@@ -287,7 +287,7 @@ async def test_edits_go_through_the_client_when_it_offers_fs(workspace: Path) ->
 
 
 async def test_an_untrusted_workspace_is_said_and_bad_sessions_are_errors(workspace: Path) -> None:
-    (workspace / ".forge.toml").write_text('model = "scripted/echo"\n')
+    (workspace / ".forge.toml").write_text('model = "scripted/script.json"\n')
     client = Recorder()
     ctx, conn, proc, _ = await start(client)
     try:

@@ -83,7 +83,7 @@ def test_approve_all_runs_it(acpx: Path, workspace: Path) -> None:
 
 
 def test_a_prompt_with_no_model_says_why_and_ends(acpx: Path, workspace: Path) -> None:
-    (workspace / ".forge.toml").write_text('model = "scripted/echo"\n')  # untrusted: the model is ignored
+    (workspace / ".forge.toml").write_text('model = "scripted/script.json"\n')  # untrusted: a script file is ignored
     p = run_acpx(acpx, workspace, "hi", "--approve-all")
     out = p.stdout + p.stderr
     assert "The prompt was not run: no model is set" in out and "forge-lsp trust" in out

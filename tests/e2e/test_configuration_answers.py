@@ -52,3 +52,29 @@ def test_an_answer_with_settings_applies_them(workspace: Path) -> None:
     assert elapsed < 2.5, f"forge.status took {elapsed:.1f} s"
     assert status["limit"] == 4, "workspace/configuration wins over initializationOptions"
     assert not any("no settings for section forge" in line for line in logs), logs
+
+
+@pytest.mark.timeout(60)
+def test_a_missing_file_named_by_forge_lsp_config_is_said_in_a_message(workspace: Path, tmp_path: Path) -> None:
+    """A diagnostic on a file that does not exist is shown nowhere: the user is told in a message."""
+    missing = tmp_path / "my-config.toml"
+    client = RawClient(SERVER, cwd=workspace, env={"FORGE_LSP_CONFIG": str(missing)})
+    shown: list[str] = []
+    published: list[str] = []
+
+    def seen(msg: dict[str, Any]) -> bool:
+        if msg.get("method") == "window/showMessage":
+            shown.append(msg["params"]["message"])
+        if msg.get("method") == "textDocument/publishDiagnostics":
+            published.append(msg["params"]["uri"])
+        return bool(shown)
+
+    try:
+        client.initialize(workspace)
+        client.notify("initialized", {})
+        client.read_until(seen)
+    finally:
+        client.close()
+    (message,) = shown
+    assert str(missing) in message and "does not exist" in message and "FORGE_LSP_CONFIG" in message, message
+    assert "last good config" not in message and missing.as_uri() not in published

@@ -100,7 +100,7 @@ def test_a_workspace_cannot_loosen_the_users_shell_rules_trusted_or_not(workspac
 
 
 def test_a_workspace_cannot_declare_itself_trusted(workspace: Path, tmp_path: Path, record_reliability: Record) -> None:
-    (workspace / ".forge.toml").write_text('model = "scripted/echo"\nworkspace_trusted = true\nworkspaceTrusted = true\n')
+    (workspace / ".forge.toml").write_text('model = "scripted/s.json"\nworkspace_trusted = true\nworkspaceTrusted = true\n')
     (workspace / ".forge").mkdir()
     # A trust store inside the workspace means nothing: the user's lives in the user's state folder.
     (workspace / ".forge" / "trust.json").write_text(f'{{"version": 1, "workspaces": {{"{workspace}": {{}}}}}}')

@@ -36,9 +36,8 @@ async def run_turn(
     real_sleep: bool = False,
 ) -> tuple[Any, list[Event], list[float]]:
     url = stub if isinstance(stub, str) else stub.url
-    (ws / ".forge.toml").write_text(
-        f'model = "{model}"\napi_base = "{url}"\nrequest_timeout_secs = {timeout_s}\n[retry]\n{retry}{extra}'
-    )
+    api_base = f'api_base = "{url}"\n' if url else ""  # "": the provider's own address
+    (ws / ".forge.toml").write_text(f'model = "{model}"\n{api_base}request_timeout_secs = {timeout_s}\n[retry]\n{retry}{extra}')
     sleeps: list[float] = []
 
     async def sleep(s: float) -> None:
@@ -203,16 +202,36 @@ async def test_missing_api_key_fails_at_once_naming_the_variable(
 ) -> None:
     for name in unset:
         monkeypatch.delenv(name, raising=False)
-    with OpenAIStub([{"text": "never"}]) as stub:
-        started = time.monotonic()
-        summary, events, _ = await run_turn(workspace, stub, model=model, retry="", real_sleep=True)
-        elapsed = time.monotonic() - started
+    started = time.monotonic()
+    summary, events, _ = await run_turn(workspace, "", model=model, retry="", real_sleep=True)  # the provider's own URL
+    elapsed = time.monotonic() - started
     assert summary.status.value == "failed", summary
     assert summary.error == (
         f"model request failed: {variable} is not set: export it in the environment that starts forge-lsp (model {model})"
     )
-    assert of(events, "llmRetry") == [] and stub.requests == []
+    assert of(events, "llmRetry") == [] and summary.requests == 0  # it never left: not counted
     assert elapsed < 2, elapsed
+
+
+async def test_a_local_server_at_api_base_needs_no_api_key(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, litellm_loaded: None
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with OpenAIStub([{"text": "hello from the local server"}]) as stub:
+        summary, _, _ = await run_turn(workspace, stub, model="openai/llama")
+    assert summary.status.value == "completed", summary.error
+    assert summary.text == "hello from the local server" and summary.requests == 1
+
+
+async def test_a_server_at_api_base_that_wants_a_key_says_which_variable_is_unset(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, litellm_loaded: None
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with OpenAIStub([{"status": 401, "body": {"error": {"message": "missing bearer token"}}}]) as stub:
+        summary, _, _ = await run_turn(workspace, stub, model="openai/llama")
+    assert summary.status.value == "failed" and summary.requests == 1
+    error = summary.error or ""
+    assert "asked for an API key" in error and "OPENAI_API_KEY is not set" in error, error
 
 
 async def test_unreachable_server_two_quick_retries_then_cannot_connect(

@@ -19,7 +19,7 @@ class OpenAIStub:
     "body": {...}} | {"reset": True} | {"hang": seconds} | {"empty": True}. Past the end: text "done".
     """
 
-    def __init__(self, behaviours: list[dict[str, Any]]) -> None:
+    def __init__(self, behaviours: list[dict[str, Any]], port: int = 0) -> None:
         self.behaviours = list(behaviours)
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
@@ -44,7 +44,7 @@ class OpenAIStub:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test): nothing to report
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
@@ -168,3 +168,51 @@ class OpenAIStub:
         h.send_header("Content-Length", str(len(payload)))
         h.end_headers()
         h.wfile.write(payload)
+
+
+USAGE = """python -m tests.support.openai_server [--port PORT] [BEHAVIOURS.json]
+
+A loopback OpenAI-compatible model server (127.0.0.1 only), to try forge-lsp over HTTP without a provider
+or an API key. BEHAVIOURS.json is a JSON list of what each request gets, in order (see OpenAIStub), e.g.
+[{"text": "hello"}, {"status": 429, "headers": {"Retry-After": "1"}}]; past the end, or without one, every
+request is answered with the text "done". Ctrl-C stops it."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve until Ctrl-C, saying on stdout where and what to put in .forge.toml."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m tests.support.openai_server", usage=USAGE)
+    parser.add_argument("--port", type=int, default=0, help="the port on 127.0.0.1 (default: a free one)")
+    parser.add_argument("behaviours", nargs="?", help="a JSON file: a list of behaviours, one a request")
+    args = parser.parse_args(argv)
+    behaviours: list[dict[str, Any]] = []
+    if args.behaviours:
+        try:
+            with open(args.behaviours, encoding="utf-8") as f:
+                behaviours = json.load(f)
+        except (OSError, ValueError) as exc:
+            print(f"openai_server: cannot read {args.behaviours}: {exc}", file=sys.stderr)
+            return 1
+        if not isinstance(behaviours, list) or not all(isinstance(b, dict) for b in behaviours):
+            print(f"openai_server: {args.behaviours} must hold a JSON list of objects", file=sys.stderr)
+            return 1
+    stub = OpenAIStub(behaviours, port=args.port)
+    print(
+        f"serving an OpenAI-compatible model at {stub.url} (Ctrl-C stops it); in .forge.toml:\n"
+        f'  model = "openai/local"\n  api_base = "{stub.url}"\n'
+        'then `forge-lsp run "hello" --trust` (no API key needed: any model name after openai/ will do)',
+        flush=True,
+    )
+    try:
+        stub.server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stub.server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

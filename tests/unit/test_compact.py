@@ -300,3 +300,27 @@ def test_every_trigger_off_never_compacts(tmp_path: Path) -> None:
     assert store.compactions(cid) == []
     # forge.compact still compacts on demand.
     assert Compactor(off, engine(tmp_path), store).run(cid, [], long_history(600), [], force=True) is not None
+
+
+async def test_a_small_token_threshold_compacts_down_to_the_eviction_window_not_on_every_request(workspace: Path) -> None:
+    """Hysteresis: a compaction brings what is sent to (1 - eviction_window) of the threshold, so the requests
+    after it have room to grow before the next one, instead of each request compacting again."""
+    from fakes import call as fake_call
+    from fakes import tools
+
+    threshold, window = 3000, 0.2
+    for i in range(40):
+        (workspace / f"f{i}.txt").write_text(f"line {i} " * 50)
+    replies = [tools(fake_call("read", f"r{i}", file_path=f"f{i}.txt")) for i in range(40)] + [answer("done")]
+    config = replace(ForgeConfig(), compact=CompactConfig(token_threshold=threshold, eviction_window=window, message_threshold=0))
+    h = Harness(workspace, FakeModel(replies), config)
+    summary = await h.run("read them all")
+    assert summary.status.value == "completed" and summary.requests == 41
+    events = [e for e in h.events if isinstance(e, Compacted)]
+    assert events, "the threshold was passed: compaction ran"
+    for event in events:
+        assert event.after_tokens <= (1 - window) * threshold, (event.before_tokens, event.after_tokens)
+    # Each read adds about 120 tokens. Brought just under the threshold (2606 of 3000), the context passed it
+    # again within 3 requests: 5 compactions in the last 16 requests. Now there is room for many more.
+    assert len(events) <= 2, [(e.before_tokens, e.after_tokens) for e in events]
+    assert all(estimate_tokens(sent) < threshold for sent in h.model.requests)

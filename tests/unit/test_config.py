@@ -43,7 +43,7 @@ def test_defaults_are_forges(workspace: Path) -> None:
 def test_every_key_is_one_row_of_the_table_and_one_field_of_the_config() -> None:
     sections = {"": ForgeConfig(), "retry.": RetryConfig(), "compact.": CompactConfig()}
     sections |= {"tools.shell.": ShellConfig(), "tools.fetch.": FetchConfig(), "tools.<name>.": ToolConfig()}
-    not_keys = {"trusted", "retry", "compact", "shell", "fetch", "tools"}
+    not_keys = {"trusted", "rule_origins", "retry", "compact", "shell", "fetch", "tools"}
     found = {
         prefix + f.name: getattr(obj, f.name)
         for prefix, obj in sections.items()
@@ -335,3 +335,76 @@ def test_untrusted_limit_compares_with_the_editor_setting(workspace: Path) -> No
     (workspace / ".forge.toml").write_text("max_requests_per_turn = 10\n")
     eff = ld.load(trusted=False)
     assert eff.config.max_requests_per_turn == 10 and eff.ignored == []
+
+
+def test_a_misspelt_tool_table_is_an_unknown_key_with_the_closest_tool(workspace: Path) -> None:
+    (workspace / ".forge.toml").write_text("[tools.shel]\nmax_failures = 2\n[tools.reed]\nmax_failures = 1\n")
+    eff = loader(workspace).load(trusted=True)
+    assert [(p.line, p.key, p.message) for p in eff.problems] == [
+        (2, "tools.shel.max_failures", "unknown key (did you mean tools.shell.max_failures?)"),
+        (4, "tools.reed.max_failures", "unknown key (did you mean tools.read.max_failures?)"),
+    ]
+    assert eff.config.per_tool_limits() == {}  # nothing was guessed
+    ok = loader(workspace)
+    (workspace / ".forge.toml").write_text("[tools.fetch]\nmax_failures = 5\n[tools.multi_patch]\nmax_failures = 4\n")
+    assert ok.load(trusted=True).problems == []
+
+
+def test_every_tool_a_config_may_name_is_a_tool_of_the_registry() -> None:
+    from forge_lsp.domain.config import TOOL_NAMES
+    from forge_lsp.tools.registry import ALL_TOOLS
+
+    assert set(TOOL_NAMES) == {t.name for t in ALL_TOOLS}
+
+
+def test_forge_lsp_config_naming_a_missing_file_is_reported(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    missing = workspace.parent / "no-such-config.toml"
+    monkeypatch.setenv("FORGE_LSP_CONFIG", str(missing))
+    (problem,) = ConfigLoader(workspace).load().problems
+    assert problem.path == missing and "FORGE_LSP_CONFIG" in problem.message and "does not exist" in problem.message
+    # the default user file, absent, is no problem: most users have none
+    monkeypatch.delenv("FORGE_LSP_CONFIG")
+    assert ConfigLoader(workspace).load().problems == []
+
+
+def test_problems_are_listed_by_file_then_line(workspace: Path) -> None:
+    (workspace / ".forge.toml").write_text(
+        "zeta = 1\n[retry]\nmax_attempts = 'x'\n[compact]\nfoo = 1\n[tools.shell]\ntimeout_secs = 'y'\nalpha = 2\n"
+    )
+    eff = loader(workspace, user="[compact]\nbar = 1\n[retry]\nbaz = 2\n").load(trusted=True)
+    where = [(p.layer, p.line) for p in eff.problems]
+    assert where == [
+        ("user", 2),
+        ("user", 4),
+        ("workspace", 1),
+        ("workspace", 3),
+        ("workspace", 5),
+        ("workspace", 7),
+        ("workspace", 8),
+    ]
+
+
+def test_a_float_where_an_integer_is_expected_is_called_a_float(workspace: Path) -> None:
+    (workspace / ".forge.toml").write_text("max_requests_per_turn = 500.5\n")
+    (problem,) = loader(workspace).load().problems
+    assert problem.message == "expected an integer, got a float (500.5)"
+
+
+def test_an_untrusted_workspace_may_name_a_builtin_script_but_not_a_script_file(workspace: Path) -> None:
+    from forge_lsp.llm.builtin_scripts import BUILTIN
+
+    for name in BUILTIN:
+        (workspace / ".forge.toml").write_text(f'model = "scripted/{name}"\n')
+        eff = loader(workspace).load(trusted=False)
+        assert eff.config.model == f"scripted/{name}" and eff.ignored == [], name
+    for model in ("scripted/script.json", "scripted/.forge/echo", "scripted/_warm-up", "scripted/"):
+        (workspace / ".forge.toml").write_text(f'model = "{model}"\n')
+        eff = loader(workspace).load(trusted=False)
+        assert eff.config.model is None and [p.key for p in eff.ignored] == ["model"], model
+
+
+def test_the_builtin_scripts_the_config_knows_are_the_shipped_ones() -> None:
+    from forge_lsp.domain.config import BUILTIN_SCRIPTS
+    from forge_lsp.llm.builtin_scripts import BUILTIN
+
+    assert set(BUILTIN_SCRIPTS) == set(BUILTIN)

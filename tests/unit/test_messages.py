@@ -113,3 +113,20 @@ def test_transcript_is_markdown_with_a_blank_line_around_each_heading(workspace:
         assert lines[i + 1] == "", lines[i : i + 2]
     assert lines[writer.call_lines["call1"]].startswith("### Tool call: shell: false")
     assert writer.interrupt_line is not None and lines[writer.interrupt_line].startswith("## Interrupted")
+
+
+async def test_the_request_limit_is_said_as_a_person_would(workspace: Path) -> None:
+    from forge_lsp.domain.events import MaxRequestPerTurnLimitReached
+
+    h = Harness(
+        workspace,
+        FakeModel([tools(call("todo_read", "r1")), tools(call("todo_read", "r2"))]),
+        ForgeConfig(max_requests_per_turn=2),
+    )
+    summary = await h.run()
+    assert summary.status is TurnStatus.INTERRUPTED and isinstance(summary.reason, MaxRequestPerTurnLimitReached)
+    assert summary.reason.to_dict() == {"kind": "MaxRequestPerTurnLimitReached", "limit": 2}  # the contract's shape
+    text = summary.reason.describe()
+    assert text == "The turn made 2 model requests, its limit (max_requests_per_turn), and stopped", text
+    line = format_event(Interrupt("t", summary.reason).to_dict()) or ""
+    assert "MaxRequestPerTurnLimitReached {limit: 2}" in line and text in line, line

@@ -65,9 +65,13 @@ async def test_scripted_errors_are_classified(workspace: Path, status: int, retr
 
 async def test_missing_script_is_a_clear_non_retryable_error(workspace: Path) -> None:
     llm = LiteLLMModel(ForgeConfig(model="scripted/nope.json"), workspace)
-    with pytest.raises(ModelError, match="no script at") as info:
+    with pytest.raises(ModelError) as info:
         await llm.complete([{"role": "user", "content": "x"}], [], lambda _: None)
-    assert not info.value.retryable
+    assert not info.value.retryable and info.value.kind == "script" and info.value.status is None
+    said = str(info.value)
+    assert f"the script file {workspace.resolve() / 'nope.json'} does not exist" in said, said
+    assert "HTTP" not in said and "rejected" not in said and "//" not in said, said
+    assert "(model scripted/nope.json)" in said, said
 
 
 def test_relative_script_resolves_against_workspace(workspace: Path) -> None:

@@ -129,3 +129,28 @@ async def test_scripted_model_reports_estimated_usage_and_unknown_cost(workspace
     assert total["promptTokens"] == first.usage.prompt_tokens + 77 and total["cost"] == "unknown"
     transcript = (workspace / ".forge" / "transcripts" / f"{second.turn_id}.md").read_text()
     assert "usage: 77 prompt (7 cached) + " in transcript and "cost unknown" in transcript
+
+
+async def test_a_turn_that_got_no_reply_has_an_unknown_cost_and_adds_none_to_its_conversation(workspace: Path) -> None:
+    from forge_lsp.domain.retry import SERVER, ModelError
+
+    h = Harness(workspace, FakeModel([reply("one", 10, 2, 0, 0.5)]))
+    answered = await h.run()
+    h.model.replies.append(ModelError("boom", False, 500, kind=SERVER))
+    failed = await h.run()
+    assert failed.requests == 1 and failed.to_dict()["usage"]["cost"] == "unknown"
+    cid = h.store.current_conversation()
+    for n, summary in enumerate((answered, failed)):  # as the runtime records them
+        h.store.start_turn(f"turn{n}", cid, "do it")
+        h.store.finish_turn(f"turn{n}", summary.status.value, summary.to_dict())
+    conversation = h.store.conversation_usage(cid)
+    assert conversation.cost == 0.5 and conversation.total_tokens == 12
+
+
+async def test_a_request_never_sent_is_not_counted(workspace: Path) -> None:
+    from forge_lsp.domain.retry import CREDENTIALS, SCRIPT, ModelError
+
+    for kind in (CREDENTIALS, SCRIPT):
+        h = Harness(workspace, FakeModel([ModelError("OPENAI_API_KEY is not set", False, kind=kind)]))
+        summary = await h.run()
+        assert summary.status.value == "failed" and summary.requests == 0, kind

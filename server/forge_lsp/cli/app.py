@@ -11,12 +11,14 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO, cast
+from typing import TYPE_CHECKING, cast
 
+from forge_lsp.cli.ask import is_terminal
 from forge_lsp.cli.commands import conversations_command, trust_command
 from forge_lsp.cli.exit_codes import EXIT_CANCELLED, EXIT_FAILED, EXIT_USAGE
-from forge_lsp.cli.headless import check_prompt, check_workspace, read_prompt, run_headless
+from forge_lsp.cli.headless import check_prompt, read_prompt, run_headless
 from forge_lsp.cli.parser import UsageError, build_parser
+from forge_lsp.cli.root import workspace_of
 from forge_lsp.render import say
 
 if TYPE_CHECKING:
@@ -92,13 +94,6 @@ def _stop_at_once(signum: int, frame: object) -> None:
     os._exit(EXIT_CANCELLED)
 
 
-def _is_terminal(stream: TextIO | None) -> bool:
-    try:
-        return stream is not None and stream.isatty()
-    except (AttributeError, ValueError, OSError):
-        return False
-
-
 def _tcp_address(host: str, port: str) -> tuple[str, int]:
     try:
         number = int(port)
@@ -120,7 +115,7 @@ def _main(argv: Sequence[str] | None) -> int:
         check_prompt(args.prompt)
         if args.model is not None and not args.model.strip():
             raise UsageError("--model is empty: name a model, e.g. --model openai/gpt-4o or --model scripted/echo")
-        workspace = check_workspace(Path(args.workspace))
+        workspace = workspace_of(args.workspace, "-w .")
         if args.conversation is not None and not args.conversation.strip():
             raise UsageError("--conversation is empty: give an id from `forge-lsp conversations`")
         return asyncio.run(
@@ -135,9 +130,9 @@ def _main(argv: Sequence[str] | None) -> int:
             )
         )
     if args.command == "conversations":
-        return conversations_command(check_workspace(Path(args.workspace)), args.json, sys.stdout)
+        return conversations_command(workspace_of(args.workspace, "-w ."), args.json, sys.stdout)
     if args.command == "trust":
-        return trust_command(check_workspace(Path(args.folder)), args.revoke, args.status, sys.stdout)
+        return trust_command(workspace_of(args.folder, "`forge-lsp trust .`"), args.revoke, args.status, sys.stdout)
     if args.command == "acp":
         from forge_lsp.acp.agent import serve
 
@@ -164,7 +159,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
         channel = CoalescingWriter(sys.stdout.buffer)
         sys.stdout = sys.stderr
-        if _is_terminal(sys.stdin):  # a person typed a bare `forge-lsp`: an editor never starts it on a terminal
+        if is_terminal(sys.stdin):  # a person typed a bare `forge-lsp`: an editor never starts it on a terminal
             say(sys.stderr, SERVING_ON_A_TERMINAL)
             if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
                 signal.signal(signal.SIGINT, _stop_at_once)

@@ -19,6 +19,9 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see {self.prog} --help)")
 
 
+WORKSPACE_HELP = "workspace root (default: the nearest folder up from here with a .forge.toml, else a .git, else .)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line."""
     parser = _Parser(prog="forge-lsp", description="A Forge-style coding agent behind LSP.")
@@ -32,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command")
     run = sub.add_parser("run", parents=[common], help="run one agent turn headless and print its events")
     run.add_argument("prompt", help='what the agent should do; "-" reads it from stdin')
-    run.add_argument("--workspace", "-w", default=".", help="workspace root (default: .)")
+    run.add_argument("--workspace", "-w", help=WORKSPACE_HELP)
     run.add_argument("--model", "-m", help="model, e.g. openai/gpt-4o or scripted/demo")
     run.add_argument(
         "--trust", action="store_true", help="trust the workspace's .forge.toml and .forge/ for this run (not recorded)"
@@ -46,12 +49,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     which.add_argument("--new", "-n", action="store_true", help="start a new conversation (it becomes the current one)")
     conversations = sub.add_parser("conversations", parents=[common], help="list the workspace's conversations, the latest first")
-    conversations.add_argument("--workspace", "-w", default=".", help="workspace root (default: .)")
+    conversations.add_argument("--workspace", "-w", help=WORKSPACE_HELP)
     conversations.add_argument("--json", action="store_true", help="print them as JSON")
     trust = sub.add_parser(
         "trust", parents=[common], help="trust a workspace's .forge.toml and .forge/ (recorded in your state folder)"
     )
-    trust.add_argument("folder", nargs="?", default=".", help="the workspace folder (default: .)")
+    trust.add_argument(
+        "folder", nargs="?", help="the workspace folder (default: the one above the current folder with a .forge.toml or .git)"
+    )
     trust.add_argument("--revoke", action="store_true", help="no longer trust it")
     trust.add_argument("--status", action="store_true", help="only say whether it is trusted")
     sub.add_parser(

@@ -43,13 +43,23 @@ def should_compact(config: CompactConfig, messages: Sequence[Wire], tokens: int)
     )
 
 
-def over_threshold(config: CompactConfig, messages: Sequence[Wire], tokens: int) -> bool:
-    """A count threshold (tokens, turns, messages) is reached; 0 turns one off."""
-    if config.token_threshold and tokens >= config.token_threshold:
+def over_threshold(config: CompactConfig, messages: Sequence[Wire], tokens: int, share: float = 1.0) -> bool:
+    """A count threshold (tokens, turns, messages) is reached; 0 turns one off.
+
+    share: of each threshold (low_water(): the level a compaction brings what is sent down to)."""
+    if config.token_threshold and tokens >= config.token_threshold * share:
         return True
-    if config.turn_threshold and sum(1 for m in messages if m.get("role") == "user") >= config.turn_threshold:
+    if config.turn_threshold and sum(1 for m in messages if m.get("role") == "user") >= config.turn_threshold * share:
         return True
-    return bool(config.message_threshold and len(messages) >= config.message_threshold)
+    return bool(config.message_threshold and len(messages) >= config.message_threshold * share)
+
+
+def low_water(config: CompactConfig) -> float:
+    """The share of each threshold a compaction aims under: 1 - eviction_window (0.8 by default).
+
+    Hysteresis: brought just under the threshold, the next request would pass it again and compact
+    again, each request paying for a compaction; under this, the requests after it have room to grow."""
+    return 1.0 - min(max(config.eviction_window, 0.0), 1.0)
 
 
 def eviction_retention(messages: Sequence[Wire], share: float) -> int:
@@ -279,8 +289,9 @@ class Compactor:
     ) -> CompactResult | None:
         """Compact when a trigger says so (``force``: at once, retention_window alone, as forge.compact);
         None when nothing was compacted (``wire``: the current request's messages, when the caller has
-        them, so that the check costs no rebuild). A pass that leaves a threshold still reached is followed by
-        one that keeps only retention_window, so the next request is under it when it can be."""
+        them, so that the check costs no rebuild). A pass (eviction_window) that leaves what is sent over
+        low_water() of a threshold is followed by one that keeps only retention_window, so the next requests
+        have room under the threshold when they can."""
         c = self.config
         if not force and not (c.token_threshold or c.turn_threshold or c.message_threshold or c.on_turn_end):
             return None  # every trigger off: nothing to count
@@ -310,7 +321,7 @@ class Compactor:
                         replaced += sum(c.end - c.start + 1 for c in trial) - sum(c.end - c.start + 1 for c in done)
                         done = trial
             wire = build_wire(prefix, history, done)
-            if force or not over_threshold(self.config, wire, estimate_tokens(wire)):
+            if force or not over_threshold(self.config, wire, estimate_tokens(wire), low_water(self.config)):
                 break
         if not replaced:
             return None

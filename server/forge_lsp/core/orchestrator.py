@@ -49,7 +49,7 @@ from forge_lsp.domain.messages import (
     Usage,
 )
 from forge_lsp.domain.ports import HistoryPort, ModelPort, TemplatePort, ToolPort
-from forge_lsp.domain.retry import ModelError, with_retry
+from forge_lsp.domain.retry import UNSENT, ModelError, with_retry
 from forge_lsp.domain.template_names import ERROR_REFLECTION, RETRY_MESSAGE
 from forge_lsp.domain.tracker import ToolErrorTracker
 
@@ -218,7 +218,8 @@ class Orchestrator:
             failures=turn.failures if turn else 0,
             text="\n\n".join(t.strip() for t in (turn.texts if turn else []) if t.strip()),
             error=error,
-            usage=turn.usage if turn else Usage(),
+            # No reply accounted (none came, or the turn failed or was cancelled first): its cost is not known.
+            usage=turn.usage if turn and turn.usage.requests else Usage(cost=None),
             timing=self._timing(turn),
         )
         if reason is not None:
@@ -267,9 +268,15 @@ class Orchestrator:
             for hook in turn.hooks:
                 self._remind(turn, hook.before_request(turn))
             self._compact(turn, emit)
-            # Counted when sent: a request that fails (or is cancelled) was still made.
+            # Counted when sent: a request that fails (or is cancelled) was still made; one that never left
+            # (no API key, no script file) was not.
             turn.requests += 1
-            reply = await self._request(turn, emit)
+            try:
+                reply = await self._request(turn, emit)
+            except ModelError as exc:
+                if exc.kind in UNSENT:
+                    turn.requests -= 1
+                raise
             self._account(turn, reply.usage, emit)
             if reply.text:
                 turn.texts.append(reply.text)

@@ -92,20 +92,25 @@ def _int_list(v: Any) -> tuple[int, ...]:
 
 
 def _kind(v: Any) -> str:
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a table"}.get(
+    return {bool: "a boolean", int: "an integer", float: "a float", str: "a string", list: "a list", dict: "a table"}.get(
         type(v), type(v).__name__
     ) + (f" ({v!r})" if isinstance(v, bool | int | float | str) else "")
 
 
+BUILTIN_SCRIPTS = ("demo", "echo")
+"""The scripts that ship with forge-lsp (llm.builtin_scripts; a test keeps the two the same)."""
+
+
 def _scripted(v: Any) -> bool:
-    return isinstance(v, str) and v.startswith(SCRIPTED_PREFIX)
+    """A scripted model whose script the workspace could have written: a file, not a builtin (scripted/echo)."""
+    return isinstance(v, str) and v.startswith(SCRIPTED_PREFIX) and v[len(SCRIPTED_PREFIX) :] not in BUILTIN_SCRIPTS
 
 
 # Why a workspace value is ignored while the workspace is untrusted (DESIGN "Trust").
 NEEDS_TRUST = "this setting can run code or loosen your rules"
 SENDS_ELSEWHERE = "a workspace may not send your requests (and API key) to another address"
 SHELL_RULES = "shell rules and sandbox settings come only from a trusted workspace"
-SCRIPTED_MODEL = "a scripted model from the workspace would let the repository choose the tool calls"
+SCRIPTED_MODEL = "a scripted model's script file from the workspace would let the repository choose the tool calls"
 PRIVATE_NETWORKS = "a workspace may not let fetch reach your machine, your local networks or a cloud metadata service"
 
 HIGHER = 1
@@ -114,6 +119,21 @@ LOWER = -1
 """KeySpec.looser: a smaller number allows more (retries hammer the provider sooner)."""
 ANY_TOOL = "<name>"
 """The tool part of a [tools.<name>] row: it stands for every tool but the shell, which has its own rows."""
+TOOL_NAMES = (
+    "read",
+    "write",
+    "patch",
+    "multi_patch",
+    "remove",
+    "undo",
+    "fs_search",
+    "shell",
+    "fetch",
+    "todo_write",
+    "todo_read",
+    "followup",
+)
+"""The tools a [tools.<name>] table may name (the registry's; a test keeps the two the same): another name is a typo."""
 
 
 @dataclass(frozen=True)
@@ -221,7 +241,7 @@ def spec_of(key: str) -> KeySpec | None:
     if (spec := KEYS.get(key)) is not None:
         return spec
     parts = key.split(".")
-    if len(parts) == 3 and parts[0] == "tools" and parts[1] != "shell":
+    if len(parts) == 3 and parts[0] == "tools" and parts[1] != "shell" and parts[1] in TOOL_NAMES:
         return KEYS.get(f"tools.{ANY_TOOL}.{parts[2]}")
     return None
 
@@ -319,6 +339,9 @@ class ForgeConfig:
     trusted: bool = False
     """Whether the workspace is trusted (not a config key: the runtime sets it). Tools read it,
     e.g. the shell's sandbox default for an untrusted workspace."""
+    rule_origins: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    """Where each rule of a merged list was set ((key, rule) -> "FILE:LINE" or "editor settings"; not a config
+    key: the loader sets it), so a refusal can say where to change the rule."""
     retry: RetryConfig = field(default_factory=RetryConfig)
     compact: CompactConfig = field(default_factory=CompactConfig)
     shell: ShellConfig = field(default_factory=ShellConfig)
@@ -387,7 +410,8 @@ def unknown_key(key: str) -> str:
     parts = key.split(".")
     known = [k for k, spec in KEYS.items() if not spec.pattern]
     if len(parts) == 3 and parts[0] == "tools":
-        known += [k.replace(ANY_TOOL, parts[1]) for k, spec in KEYS.items() if spec.pattern]
+        tools = [t for t in TOOL_NAMES if t != "shell"]
+        known += [k.replace(ANY_TOOL, t) for k, spec in KEYS.items() if spec.pattern for t in tools]
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
     return f"unknown key (did you mean {close[0]}?)" if close else "unknown key"
 

@@ -74,7 +74,7 @@ class MaxRequestPerTurnLimitReached:
 
     def describe(self) -> str:
         """A sentence for people."""
-        return f"Maximum request ({self.limit}) per turn achieved"
+        return f"The turn made {self.limit} model requests, its limit (max_requests_per_turn), and stopped"
 
 
 InterruptReason = MaxToolFailurePerTurnLimitReached | MaxRequestPerTurnLimitReached

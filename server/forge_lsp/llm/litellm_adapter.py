@@ -159,6 +159,10 @@ def resolve_model(model: str, root: Path) -> str:
     return model
 
 
+NO_KEY = "no-key-set"
+"""The API key sent to a server at api_base when the provider's variable is not set (a local server ignores it)."""
+
+
 def _chain(exc: BaseException) -> list[BaseException]:
     """The exception and what caused it (litellm wraps the SDK's error, which wraps httpx's...)."""
     seen: list[BaseException] = []
@@ -296,6 +300,9 @@ def _classify(
     text = _clean(raw) or type(exc).__name__
     where = f" (model {model})" if model else ""
 
+    script = next((e for e in chain if _is(e, "ScriptError")), None)
+    if script is not None:  # the scripted model's own script: nothing was sent anywhere
+        return ModelError(f"scripted model: {script}{where}", False, kind=retry.SCRIPT)
     if any(_is(e, "ContextWindowExceededError") for e in chain):
         return ModelError(
             f"the conversation no longer fits in the context window of {model or 'the model'}: compact it "
@@ -342,6 +349,15 @@ def _classify(
             kind=retry.CONNECT,
         )
     if status == 401 or any(_is(e, "AuthenticationError") for e in chain):
+        unset = _key_names(model, api_base, raw) if api_base else []
+        if unset:  # the placeholder went: the server at api_base does want a key
+            return ModelError(
+                f"the server at api_base {api_base} asked for an API key and {unset[0]} is not set: export it in the "
+                f"environment that starts forge-lsp{where}: {text}",
+                False,
+                status or 401,
+                kind=retry.AUTH,
+            )
         keys = _key_names(model, api_base, raw) or [f"{_provider(model).upper()}_API_KEY"]
         check = "" if _provider(model) == scripted.PROVIDER else f": check {keys[0]} in the environment that starts forge-lsp"
         return ModelError(
@@ -389,7 +405,10 @@ class LiteLLMModel:
         chosen = model or config.model
         if not chosen:  # no silent default; the runtime says where to set one before it gets here
             raise ValueError("no model is set")
+        self.name = chosen
+        """The model as the user named it (scripted/s.json), for messages."""
         self.model = resolve_model(chosen, root)
+        """The model as litellm is asked for it (a scripted model's script as an absolute path)."""
 
     async def complete(
         self,
@@ -410,6 +429,10 @@ class LiteLLMModel:
             kwargs["tools"] = tools
         if self.config.api_base:
             kwargs["api_base"] = self.config.api_base
+            if _key_names(self.model, self.config.api_base, ""):
+                # A local server (llama.cpp, vLLM, LM Studio) wants no key: litellm still refuses to send without
+                # one. A placeholder goes instead; a server that does check keys answers 401, said as such.
+                kwargs["api_key"] = NO_KEY
         if self.config.temperature is not None:
             kwargs["temperature"] = self.config.temperature
         if self.config.max_tokens is not None:
@@ -462,7 +485,7 @@ class LiteLLMModel:
             raise classify(
                 exc,
                 self.config.retry.status_codes,
-                model=self.model,
+                model=self.name,
                 api_base=self.config.api_base,
                 timeout_s=float(self.config.request_timeout_secs),
             ) from exc

@@ -71,7 +71,7 @@ def load_script(name: str) -> tuple[list[dict[str, Any]], float]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ScriptError(
-            f"scripted model: no script at {name} and no builtin script of that name ({', '.join(BUILTIN)})"
+            f"the script file {name} does not exist (and no builtin script has that name: {', '.join(BUILTIN)})"
         ) from None
     except (OSError, ValueError) as exc:
         raise ScriptError(f"scripted model: cannot read script {name}: {exc}") from None

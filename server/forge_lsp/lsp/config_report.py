@@ -62,7 +62,8 @@ def report_config(ls: ForgeLanguageServer, runtime: WorkspaceRuntime) -> None:
     problems = runtime.reported_problems()
     for problem in problems[:MAX_REPORTED_PROBLEMS]:
         ls.log(f"config: {problem}", t.MessageType.Warning)
-        if problem.path is None:
+        # No file to put it on (editor settings; a FORGE_LSP_CONFIG naming a file that does not exist): a message.
+        if problem.path is None or (not problem.key and not problem.path.exists()):
             ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=f"Forge: {problem}"))
             continue
         line = (problem.line or 1) - 1

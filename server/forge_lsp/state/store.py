@@ -487,4 +487,7 @@ def _summary_usage(summary: str | None) -> Usage:
     except (TypeError, ValueError):
         data = None
     usage = data.get("usage") if isinstance(data, dict) else None
-    return Usage.from_dict(usage) if isinstance(usage, dict) else Usage()
+    found = Usage.from_dict(usage) if isinstance(usage, dict) else Usage()
+    # A turn that got no reply (it failed or was cancelled first) recorded no tokens and an unknown cost:
+    # it cost nothing known, and leaves the conversation's known cost as it is.
+    return Usage() if found.total_tokens == 0 and found.cost is None else found

@@ -104,7 +104,9 @@ async def check_rules(command: str, settings: ShellConfig, ctx: ToolContext) -> 
         analysis, why = None, str(exc)
     for pattern in settings.deny:
         if rule_matches(command, analysis, pattern):
-            raise ToolFailure(f"command denied by [tools.shell] deny pattern {pattern!r}: {command}")
+            raise ToolFailure(
+                f"command denied by [tools.shell] deny pattern {pattern!r}{_set_at(ctx, 'deny', pattern)}: {command}"
+            )
     if analysis is None:
         # What it runs is unknown, so no rule can be said not to match: ask (fail closed).
         question = (
@@ -119,7 +121,8 @@ async def check_rules(command: str, settings: ShellConfig, ctx: ToolContext) -> 
     for pattern in settings.confirm:
         if rule_matches(command, analysis, pattern):
             question = f"Allow the agent to run `{command}`? (matches confirm pattern {pattern!r})"
-            if not await _confirmed(ctx, question, f"it matches [tools.shell] confirm pattern {pattern!r}", command):
+            why = f"it matches [tools.shell] confirm pattern {pattern!r}{_set_at(ctx, 'confirm', pattern)}"
+            if not await _confirmed(ctx, question, why, command):
                 raise ToolFailure(f"the user denied running this command (confirm pattern {pattern!r}): {command}")
             return
 
@@ -130,9 +133,15 @@ async def _confirmed(ctx: ToolContext, question: str, why: str, command: str) ->
         return await ctx.confirm("shell", question)
     except NobodyToAsk:
         raise ToolFailure(
-            f"not run: {why}, so it needs the user's yes, and nobody can be asked here (forge-lsp run has no "
-            f"one to ask; run it from an editor, or change the rule in your config): {command}"
+            f"not run: {why}, so it needs the user's yes, and nobody can be asked here (forge-lsp run asks only in a "
+            f"terminal; run it in one or from an editor, or change the rule): {command}"
         ) from None
+
+
+def _set_at(ctx: ToolContext, rule: str, pattern: str) -> str:
+    """ " (set at FILE:LINE)": where a [tools.shell] rule comes from, so the user knows where to change it."""
+    where = ctx.config.rule_origins.get((f"tools.shell.{rule}", pattern))
+    return f" (set at {where})" if where else ""
 
 
 async def sandboxed(
