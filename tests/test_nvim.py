@@ -175,3 +175,24 @@ def test_help_forge(tmp_path: Path, flavour: str, nvim: str | None) -> None:
     lines = [line for line in p.stdout.splitlines() if line.startswith("forge.txt:")]
     assert len(lines) == 4, output
     assert "*:ForgeTrust*" in lines[1] and "*forge-setup-options*" in lines[2], output
+
+
+@pytest.mark.nvim
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
+def test_issue24_first_use(tmp_path: Path, flavour: str, nvim: str | None) -> None:
+    """Issue 24's Neovim items, headless: tests/nvim/issue24_spec.lua."""
+    if nvim is None:
+        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
+    spec = ROOT / "tests" / "nvim" / "issue24_spec.lua"
+    p = subprocess.run(
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {spec}"],
+        capture_output=True,
+        text=True,
+        timeout=110,
+        env=_workspaces(tmp_path),
+        cwd=tmp_path,
+    )
+    output = p.stdout + p.stderr
+    assert p.returncode == 0 and "PASS" in output, output
+    assert not [e for e in ERRORS_ON_SCREEN if e in output], output

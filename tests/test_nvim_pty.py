@@ -277,3 +277,60 @@ def test_untrusted_workspace_trusted_with_forge_trust(tmp_path: Path, flavour: s
         s.wait_for("assistant: Hello from the trusted script.")
     finally:
         s.close()
+
+
+def _untrusted(tmp_path: Path, nvim: str) -> Screen:
+    """A cloned workspace whose .forge.toml names a scripted model: the server asks whether to trust it."""
+    ws = tmp_path / "project"
+    ws.mkdir()
+    (ws / ".forge.toml").write_text('model = "scripted/script.json"\n')
+    (ws / "main.py").write_text("x = 1\n")
+    script(ws, {"text": "Hello from the trusted script."})
+    home = tmp_path / "home"
+    home.mkdir()
+    return Screen(nvim, ws, home, user_model=False)
+
+
+@pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
+def test_trust_question_a_stray_key_is_no_answer(tmp_path: Path, flavour: str, nvim: str | None) -> None:
+    """Issue 24 item 4: ":w" typed at the Trust question trusts nothing, and says how to trust later."""
+    if nvim is None:
+        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
+    s = _untrusted(tmp_path, nvim)
+    try:
+        shown = s.wait_for("Trust this workspace?")
+        assert "1: Trust" in shown and "2: Not now" in shown, shown
+        s.keys("-l", ":w")
+        s.keys("Enter")
+        # The hint is told (0.7 then runs the ":w" too, whose message may follow it).
+        hint = "Forge: this workspace stays untrusted for now; :ForgeTrust trusts it"
+        s.wait_for("Forge: idle")
+        time.sleep(0.5)
+        s.command(f"lua print(vim.fn.execute('messages'):find('{hint}', 1, true) and 'hint told' or 'no hint')")
+        s.wait_for("hint told")
+        s.assert_clean()
+        s.command("ForgeStatus")
+        s.wait_for("Forge: idle · model nil")
+        # Trusting later still works, and the question was not asked again meanwhile.
+        s.command("ForgeTrust")
+        s.wait_for(f"Forge: trusted {s.ws}")
+        assert "Trust this workspace?" not in s.text()
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
+def test_trust_question_answered_trust(tmp_path: Path, flavour: str, nvim: str | None) -> None:
+    """Issue 24 item 4: "1" at the Trust question trusts the workspace (as :ForgeTrust would)."""
+    if nvim is None:
+        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
+    s = _untrusted(tmp_path, nvim)
+    try:
+        s.wait_for("Trust this workspace?")
+        s.keys("1", "Enter")
+        s.wait_for(f"Forge: trusted {s.ws}")
+        s.command("ForgeRun hello")
+        s.wait_for("Forge: turn completed")
+        s.assert_clean()
+    finally:
+        s.close()

@@ -32,12 +32,53 @@ local function record(message, answer)
   log.append("  ? " .. one_line(message) .. " → " .. answer)
 end
 
---- window/showMessageRequest: the Continue offer after an interrupt, and Allow/Deny questions.
+local TRUST_HINT = "Forge: this workspace stays untrusted for now; :ForgeTrust trusts it"
+
+--- The Trust question, asked once Neovim is up (not over the file being opened), through
+--- vim.ui.select. Only "Trust" trusts; "Not now", Escape, or a stray key (":w" typed at the default
+--- numbered list) leave the workspace untrusted and say how to trust it later.
+local function ask_trust(message)
+  local function now()
+    if #vim.api.nvim_list_uis() == 0 then
+      notify(TRUST_HINT, levels.WARN)
+      record(message, "no answer (no UI to ask)")
+      return
+    end
+    ask(message, { { title = "Trust" }, { title = "Not now" } }, function(choice)
+      vim.schedule(function()
+        record(message, choice and choice.title or "no answer")
+        vim.cmd("redraw")
+        if choice and choice.title == "Trust" then
+          require("forge.commands").trust()
+        else
+          notify(TRUST_HINT, levels.WARN)
+        end
+      end)
+    end)
+  end
+  if vim.v.vim_did_enter == 1 then
+    vim.schedule(now)
+  else
+    vim.api.nvim_create_autocmd("VimEnter", { once = true, callback = vim.schedule_wrap(now) })
+  end
+end
+
+local function is_trust_question(actions)
+  return #actions == 2 and actions[1].title == "Trust" and actions[2].title == "Not now"
+end
+
+--- window/showMessageRequest: the Continue offer after an interrupt, Allow/Deny and Trust questions.
 function M.on_message_request(_, params)
   local actions = params and params.actions or {}
   local message = params and params.message or ""
   if #actions == 0 then
     notify(message, message_levels[params and params.type] or levels.INFO)
+    return vim.NIL
+  end
+  if is_trust_question(actions) then
+    -- Not held open: the server needs no answer (":ForgeTrust" is what trusts), and the question
+    -- must not block startup; it is asked once the editor is up.
+    ask_trust(message)
     return vim.NIL
   end
   local is_continue = #actions == 1 and actions[1].title == "Continue"
@@ -81,9 +122,6 @@ function M.on_message_request(_, params)
     if is_continue then
       answered(choice)
       commands.run("Continue.")
-    elseif choice.title == "Trust" then
-      answered(choice)
-      commands.trust()
     else
       answered(choice, " (too late: taken as no answer)")
       notify("Forge: the answer came after the server stopped waiting; it was taken as no answer (Deny)", levels.WARN)

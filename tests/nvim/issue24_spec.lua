@@ -1,0 +1,132 @@
+-- Issue 24 (first use, round two), headless: the plugin's handlers driven directly, and the real
+-- server on the scripted model. Env as forge_spec.lua. Prints PASS/FAIL; exits 0 on success.
+local ws = os.getenv("FORGE_WORKSPACE")
+vim.opt.rtp:prepend(os.getenv("FORGE_PLUGIN"))
+local uv = vim.uv or vim.loop
+
+local function out(line)
+  io.stdout:write(line .. "\n")
+end
+
+local deadline = uv.new_timer()
+deadline:start(100000, 0, vim.schedule_wrap(function()
+  out("FAIL timeout")
+  os.exit(3)
+end))
+
+local notes = {}
+vim.notify = function(msg, level)
+  table.insert(notes, { msg = msg, level = level or vim.log.levels.INFO })
+  out("NOTE " .. tostring(level) .. " " .. msg)
+end
+
+local function notes_with(pattern)
+  local found = {}
+  for _, note in ipairs(notes) do
+    if note.msg:find(pattern, 1, true) then
+      table.insert(found, note)
+    end
+  end
+  return found
+end
+
+local function wait(ms, what, cond)
+  assert(vim.wait(ms, cond, 20), what .. "; notes: " .. vim.inspect(notes))
+end
+
+local function script(responses)
+  local f = assert(io.open(ws .. "/script.json", "w"))
+  f:write(vim.json.encode({ responses = responses }))
+  f:close()
+end
+
+local function shell(cmd, text)
+  return { text = text, tool_calls = { { name = "shell", arguments = { command = cmd } } } }
+end
+
+-- A UI to ask in (headless has none), and a vim.ui.select that keeps what it was asked.
+local real_uis, real_select = vim.api.nvim_list_uis, vim.ui.select
+local asked = {}
+local function fake_ui()
+  vim.api.nvim_list_uis = function()
+    return { {} }
+  end
+  vim.ui.select = function(items, opts, on_choice)
+    local titles = {}
+    for _, item in ipairs(items) do
+      table.insert(titles, opts.format_item and opts.format_item(item) or tostring(item))
+    end
+    table.insert(asked, { prompt = opts.prompt, titles = titles, items = items, on_choice = on_choice })
+  end
+end
+local function real_ui()
+  vim.api.nvim_list_uis, vim.ui.select = real_uis, real_select
+end
+
+local events = {}
+local forge = require("forge")
+forge.setup({
+  cmd = { os.getenv("FORGE_PYTHON"), "-m", "forge_lsp" },
+  on_event = function(event)
+    table.insert(events, event)
+  end,
+})
+
+local function finished_turns()
+  local n = 0
+  for _, e in ipairs(events) do
+    if e.type == "turnFinished" then
+      n = n + 1
+    end
+  end
+  return n
+end
+
+--- Run a :Forge command line and wait for n more turns to finish.
+local function turn(cmdline, n)
+  local before = finished_turns()
+  vim.cmd(cmdline)
+  wait(60000, "no end of turn for " .. cmdline, function()
+    return finished_turns() >= before + (n or 1)
+  end)
+end
+
+local sections = vim.split(os.getenv("FORGE_SECTIONS") or "", ",", { trimempty = true })
+local function wanted(name)
+  return #sections == 0 or vim.tbl_contains(sections, name)
+end
+
+-- After startup (VimEnter): where a user meets the plugin.
+vim.schedule(function()
+local ok, err = pcall(function()
+  -- 4. The Trust question is not held open, is asked after the handler returned, and a dismissed
+  -- question (Escape, a stray ":w" at the numbered list) leaves the workspace untrusted, saying how
+  -- to trust it.
+  if wanted("trust") then
+    local prompts = require("forge.prompts")
+    fake_ui()
+    local answer = prompts.on_message_request(nil, {
+      type = 2,
+      message = "Forge: project is not trusted, so its settings are ignored (model). Trust this workspace?",
+      actions = { { title = "Trust" }, { title = "Not now" } },
+    })
+    assert(answer == vim.NIL, "the trust request was answered " .. vim.inspect(answer))
+    assert(#asked == 0, "the trust question was asked while the server's request was held")
+    wait(2000, "the trust question was never asked", function()
+      return #asked == 1
+    end)
+    assert(table.concat(asked[1].titles, "|") == "Trust|Not now", vim.inspect(asked[1].titles))
+    asked[1].on_choice(nil, nil)
+    wait(2000, "no hint after a dismissed trust question", function()
+      return #notes_with(":ForgeTrust") == 1
+    end)
+    local hint = notes_with(":ForgeTrust")[1]
+    assert(hint.level == vim.log.levels.WARN and not hint.msg:find("\n"), vim.inspect(hint))
+    real_ui()
+    asked = {}
+  end
+end)
+
+out(ok and "PASS" or ("FAIL " .. tostring(err)))
+os.exit(ok and 0 or 1)
+end)
