@@ -174,6 +174,36 @@ def test_interrupt_answered_continue_through_the_prompt(screen: Screen) -> None:
     screen.assert_clean()
 
 
+def test_interrupt_dismissed_then_forge_continue(screen: Screen) -> None:
+    """Issue 24 item 9: the question offers Stop too; `q` keeps the turn interrupted; :ForgeContinue goes on."""
+    script(screen.ws, shell("exit 1"), shell("exit 1"), shell("exit 1"), {"text": "recovered"})
+    screen.command("ForgeRun break things")
+    shown = screen.wait_for("2: Stop")
+    assert "1: Continue" in shown, shown
+    screen.keys("q")
+    screen.keys("Enter")
+    shown = screen.wait_for("Forge: the turn stays interrupted; :ForgeContinue continues it")
+    assert "Forge: interrupted" in shown, shown  # the statusline
+    screen.command("ForgeStatus")
+    screen.wait_for("Forge: interrupted (:ForgeContinue continues it) · model scripted/script.json")
+    screen.command("ForgeContinue")
+    screen.wait_for("Forge: turn completed (1 request")
+    screen.wait_for("Forge: idle")
+    screen.assert_clean()
+
+
+def test_interrupt_answered_stop(screen: Screen) -> None:
+    """Issue 24 item 9: Stop ends the interrupted turn: idle, and nothing to continue."""
+    script(screen.ws, shell("exit 1"), shell("exit 1"), shell("exit 1"), {"text": "never"})
+    screen.command("ForgeRun break things")
+    screen.wait_for("2: Stop")
+    screen.keys("2", "Enter")
+    screen.command("ForgeContinue")
+    shown = screen.wait_for("Forge: no interrupted turn to continue")
+    assert "Forge: idle" in shown, shown
+    screen.assert_clean()
+
+
 def test_confirm_answered_deny(screen: Screen) -> None:
     script(screen.ws, shell("echo deploy now"), {"text": "Not deploying, then."})
     screen.command("ForgeRun deploy")

@@ -125,6 +125,61 @@ local ok, err = pcall(function()
     real_ui()
     asked = {}
   end
+
+  -- 9. The Continue question offers Stop too; a dismissed one leaves the turn interrupted (the
+  -- statusline and :ForgeStatus agree) and :ForgeContinue continues it; Stop ends it.
+  if wanted("continue") then
+    vim.cmd("edit " .. ws .. "/main.py")
+    fake_ui()
+    script({ shell("exit 1"), shell("exit 1"), shell("exit 1") })
+    turn("ForgeRun break things")
+    wait(10000, "no Continue question", function()
+      return #asked == 1
+    end)
+    assert(table.concat(asked[1].titles, "|") == "Continue|Stop", vim.inspect(asked[1].titles))
+    asked[1].on_choice(nil, nil)
+    wait(5000, "no hint after a dismissed Continue", function()
+      return #notes_with("Forge: the turn stays interrupted; :ForgeContinue continues it") == 1
+    end)
+    assert(forge.statusline():find("^Forge: interrupted"), forge.statusline())
+    local status
+    forge.status(function(answer)
+      status = answer
+    end)
+    wait(10000, "no status", function()
+      return status ~= nil
+    end)
+    assert(#notes_with("Forge: interrupted (:ForgeContinue continues it) · model ") == 1, "status disagrees")
+    script({ { text = "recovered" } })
+    turn("ForgeContinue")
+    assert(events[#events].status == "completed", vim.inspect(events[#events]))
+    assert(forge.statusline():find("^Forge: idle"), forge.statusline())
+    local started
+    for _, e in ipairs(events) do
+      if e.type == "turnStarted" then
+        started = e
+      end
+    end
+    assert(started.prompt:find("^Continue%."), started.prompt)
+    -- Stop: the turn is over; nothing left to continue.
+    asked = {}
+    script({ shell("exit 1"), shell("exit 1"), shell("exit 1") })
+    turn("ForgeRun break things again")
+    wait(10000, "no Continue question", function()
+      return #asked == 1
+    end)
+    local finished = finished_turns()
+    asked[1].on_choice(asked[1].items[2], 2)
+    wait(5000, "Stop not taken", function()
+      return forge.statusline():find("^Forge: idle") ~= nil
+    end)
+    vim.cmd("ForgeContinue")
+    assert(#notes_with("Forge: no interrupted turn to continue") == 1, "continued after Stop")
+    vim.wait(500)
+    assert(finished_turns() == finished, "a turn ran after Stop")
+    real_ui()
+    asked = {}
+  end
 end)
 
 out(ok and "PASS" or ("FAIL " .. tostring(err)))

@@ -62,11 +62,24 @@ function M.cancel(on_result)
   end)
 end
 
+--- :ForgeContinue: a new turn that goes on from the last interrupted one (what Continue answers).
+function M.continue(on_result)
+  if not events.interrupted() then
+    notify("Forge: no interrupted turn to continue")
+    return
+  end
+  M.run("Continue.", nil, on_result)
+end
+
 function M.status(on_result)
   command("forge.status", nil, function(result)
+    local state = result.running and "running" or "idle"
+    if not result.running and events.interrupted() then
+      state = "interrupted (:ForgeContinue continues it)"
+    end
     notify(string.format(
       "Forge: %s · model %s · limit %s",
-      result.running and "running" or "idle",
+      state,
       tostring(result.model),
       tostring(result.limit)
     ))
@@ -154,6 +167,7 @@ function M.create()
   create("ForgeRun", function(o)
     M.run(o.args, { range = o.range, line1 = o.line1, line2 = o.line2 })
   end, { nargs = "+", range = true, desc = "Run the Forge agent with a prompt (on the selection, if any)" })
+  create("ForgeContinue", no_args(M.continue), { desc = "Continue the last interrupted Forge turn" })
   create("ForgeCancel", no_args(M.cancel), { desc = "Cancel the running Forge turn" })
   create("ForgeStatus", no_args(M.status), { desc = "Show Forge status" })
   create("ForgeConfig", no_args(M.show_config), { desc = "Show Forge's effective config and sources" })

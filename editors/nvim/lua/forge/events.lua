@@ -8,7 +8,7 @@ local M = {}
 
 -- What the events told so far: for the statusline, the turn's status and progress message and the
 -- last turn's usage; for the log, the assistant text streamed since its last line.
-local state = { status = "idle", turn_id = nil, progress = nil, last_usage = nil, text = nil }
+local state = { status = "idle", turn_id = nil, progress = nil, last_usage = nil, text = nil, interrupted = false }
 
 local levels = vim.log.levels
 
@@ -76,6 +76,7 @@ local function handle_event(event)
   if t == "turnStarted" then
     state.status = "running"
     state.turn_id = event.turnId
+    state.interrupted = false
   elseif t == "toolCallStarted" then
     state.status = "running " .. event.tool
   elseif t == "retry" then
@@ -83,6 +84,7 @@ local function handle_event(event)
     notify(string.format("Forge: %s failed; %d attempt(s) left", event.tool, event.attemptsLeft), levels.WARN)
   elseif t == "interrupt" then
     state.status = "interrupted"
+    state.interrupted = true
   elseif t == "turnFinished" then
     if event.status ~= "interrupted" then
       state.status = "idle"
@@ -124,6 +126,18 @@ function M.usage_text(u)
   local tokens = n >= 1000 and string.format("%.1fk", n / 1000) or tostring(n)
   local cost = type(u.cost) == "number" and string.format("$%.4f", u.cost) or "cost unknown"
   return tokens .. " tokens " .. cost
+end
+
+--- Whether the last turn was interrupted and not continued or stopped since (:ForgeContinue).
+function M.interrupted()
+  return state.interrupted == true
+end
+
+--- Stop was the answer to Continue: the interrupted turn is over.
+function M.stop()
+  state.interrupted = false
+  state.status = "idle"
+  vim.cmd("redrawstatus")
 end
 
 --- Another conversation was opened: the last turn's usage is not its.
