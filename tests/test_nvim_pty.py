@@ -309,6 +309,23 @@ def test_untrusted_workspace_trusted_with_forge_trust(tmp_path: Path, flavour: s
         s.close()
 
 
+def test_question_turn_reply_in_a_float(screen: Screen) -> None:
+    """Issue 24 item 7: `:'<,'>ForgeRun explain these lines` shows the reply at the cursor; moving closes it."""
+    script(screen.ws, {"text": "Line 1 imports os.\n\nLine 2 sets the port to 8080."})
+    screen.command("edit main.py")
+    screen.keys("Escape", "g", "g", "V", "j")
+    screen.keys("-l", ":ForgeRun explain these lines")
+    screen.keys("Enter")
+    shown = screen.wait_for("Line 2 sets the port to 8080.")
+    assert "Line 1 imports os." in shown and "Forge: turn completed" in shown, shown
+    screen.assert_clean()
+    screen.keys("j")
+    deadline = time.monotonic() + 5
+    while "Line 2 sets the port" in screen.text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "Line 2 sets the port" not in screen.text(), screen.text()
+
+
 def _untrusted(tmp_path: Path, nvim: str) -> Screen:
     """A cloned workspace whose .forge.toml names a scripted model: the server asks whether to trust it."""
     ws = tmp_path / "project"

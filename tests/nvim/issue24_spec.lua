@@ -180,6 +180,58 @@ local ok, err = pcall(function()
     real_ui()
     asked = {}
   end
+
+  -- 7. A question turn's reply is shown where the user looks: a float at the cursor (default), the
+  -- split forge://reply (reply = "split"), or nowhere but the log (reply = "none").
+  if wanted("reply") then
+    vim.cmd("edit " .. ws .. "/main.py")
+    vim.cmd("only")
+    local function floats()
+      local found = {}
+      for _, win in ipairs(vim.api.nvim_list_wins()) do
+        if vim.api.nvim_win_get_config(win).relative ~= "" then
+          table.insert(found, win)
+        end
+      end
+      return found
+    end
+    local function text_of(win)
+      return table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false), "\n")
+    end
+    script({ { text = "These lines set x.\n\nNothing else happens." } })
+    turn("1,1ForgeRun explain these lines")
+    wait(2000, "no reply float", function()
+      return #floats() == 1
+    end)
+    local shown = text_of(floats()[1])
+    assert(shown:find("These lines set x.", 1, true) and shown:find("Nothing else happens.", 1, true), shown)
+    -- It goes when the cursor moves, as a hover does.
+    vim.api.nvim_win_close(floats()[1], true)
+    forge.setup({ reply = "split" })
+    local here = vim.api.nvim_get_current_win()
+    script({ { text = "A split reply." } })
+    turn("ForgeRun explain again")
+    local reply_win
+    wait(2000, "no reply split", function()
+      for _, win in ipairs(vim.api.nvim_list_wins()) do
+        if vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(win)) == "forge://reply" then
+          reply_win = win
+        end
+      end
+      return reply_win ~= nil
+    end)
+    assert(text_of(reply_win) == "A split reply.", text_of(reply_win))
+    assert(vim.api.nvim_get_current_win() == here, "the reply split took the cursor")
+    assert(#floats() == 0, "a float as well")
+    vim.api.nvim_win_close(reply_win, true)
+    forge.setup({ reply = "none" })
+    local wins = #vim.api.nvim_list_wins()
+    script({ { text = "Only in the log." } })
+    turn("ForgeRun once more")
+    vim.wait(200)
+    assert(#vim.api.nvim_list_wins() == wins, "a window opened with reply = none")
+    forge.setup({ reply = "float" })
+  end
 end)
 
 out(ok and "PASS" or ("FAIL " .. tostring(err)))

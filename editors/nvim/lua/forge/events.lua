@@ -94,6 +94,7 @@ local function handle_event(event)
       state.last_usage = event.usage
     end
     announce_finished(event)
+    require("forge.reply").show(event)
   end
   vim.cmd("redrawstatus")
 end
