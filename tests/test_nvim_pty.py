@@ -326,6 +326,27 @@ def test_question_turn_reply_in_a_float(screen: Screen) -> None:
     assert "Line 2 sets the port" not in screen.text(), screen.text()
 
 
+def test_forge_run_alone_asks_and_plug_mapping(screen: Screen) -> None:
+    """Issue 24 item 12: :ForgeRun without a prompt asks for one (no E471); a <Plug> mapping does the same."""
+    script(screen.ws, {"text": "Asked and answered."})
+    screen.command("ForgeRun")
+    screen.wait_for("Forge prompt:")
+    screen.keys("-l", "what is this")
+    screen.keys("Enter")
+    screen.wait_for("Asked and answered.")
+    screen.wait_for("Forge: idle")
+    screen.assert_clean()
+    screen.command("nmap gz <Plug>(forge-run)")
+    script(screen.ws, {"text": "Mapped and answered."})
+    screen.keys("Escape", "g", "z")
+    screen.wait_for("Forge prompt:")
+    screen.keys("-l", "and this")
+    screen.keys("Enter")
+    screen.wait_for("Mapped and answered.")
+    screen.assert_clean()
+    screen.keys("j", "k")
+
+
 def _untrusted(tmp_path: Path, nvim: str) -> Screen:
     """A cloned workspace whose .forge.toml names a scripted model: the server asks whether to trust it."""
     ws = tmp_path / "project"

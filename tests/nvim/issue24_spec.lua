@@ -232,6 +232,54 @@ local ok, err = pcall(function()
     assert(#vim.api.nvim_list_wins() == wins, "a window opened with reply = none")
     forge.setup({ reply = "float" })
   end
+
+  -- 12. :ForgeRun alone asks for the prompt (vim.ui.input; <Esc> runs nothing); <Plug> mappings.
+  if wanted("input") then
+    forge.setup({ reply = "none" })
+    vim.cmd("edit " .. ws .. "/main.py")
+    local real_input = vim.ui.input
+    local inputs, answer_with = {}, nil
+    vim.ui.input = function(opts, on_confirm)
+      table.insert(inputs, opts.prompt)
+      on_confirm(answer_with)
+    end
+    local before = finished_turns()
+    vim.cmd("ForgeRun")
+    assert(#inputs == 1 and inputs[1] == "Forge prompt: ", vim.inspect(inputs))
+    vim.wait(300)
+    assert(finished_turns() == before, "a turn ran on <Esc>")
+    answer_with = "explain this file"
+    script({ { text = "It sets x." } })
+    turn("ForgeRun")
+    local started
+    for _, e in ipairs(events) do
+      if e.type == "turnStarted" then
+        started = e
+      end
+    end
+    assert(started.prompt:find("explain this file", 1, true), started.prompt)
+    for _, name in ipairs({ "run", "cancel", "continue", "status", "log", "new", "conversations", "config", "trust" }) do
+      assert(vim.fn.maparg("<Plug>(forge-" .. name .. ")", "n") ~= "", "no <Plug>(forge-" .. name .. ")")
+    end
+    assert(vim.fn.maparg("<Plug>(forge-run)", "x") ~= "", "no <Plug>(forge-run) in Visual mode")
+    -- A keymap of one's own on the <Plug> mapping, from Visual mode: the selection goes along.
+    vim.keymap.set("x", "<F5>", "<Plug>(forge-run)", { remap = true })
+    answer_with = "explain these lines"
+    script({ { text = "They set x." } })
+    before = finished_turns()
+    vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("ggV<F5>", true, false, true), "x", false)
+    wait(60000, "the <Plug> mapping ran no turn", function()
+      return finished_turns() > before
+    end)
+    for _, e in ipairs(events) do
+      if e.type == "turnStarted" then
+        started = e
+      end
+    end
+    assert(started.prompt:find("explain these lines", 1, true) and started.prompt:find("selected lines 1%-1"), started.prompt)
+    vim.ui.input = real_input
+    forge.setup({ reply = "float" })
+  end
 end)
 
 out(ok and "PASS" or ("FAIL " .. tostring(err)))

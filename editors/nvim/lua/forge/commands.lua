@@ -25,11 +25,16 @@ end
 --- Start a turn; on_result(answer of forge.run) when it ends.
 function M.run(prompt, opts, on_result)
   opts = opts or {}
-  if not prompt or prompt == "" then
-    notify("usage: :ForgeRun {prompt}", levels.ERROR)
+  local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
+  if not prompt or vim.trim(prompt) == "" then
+    -- No prompt given (:ForgeRun alone, <Plug>(forge-run)): ask for one; nothing runs on <Esc>.
+    vim.ui.input({ prompt = "Forge prompt: " }, function(input)
+      if input and vim.trim(input) ~= "" and vim.api.nvim_buf_is_valid(bufnr) then
+        M.run(input, vim.tbl_extend("force", opts, { bufnr = bufnr }), on_result)
+      end
+    end)
     return
   end
-  local bufnr = vim.api.nvim_get_current_buf()
   local client = clients.for_command(bufnr)
   if not client then
     return
@@ -166,7 +171,7 @@ function M.create()
   local create = vim.api.nvim_create_user_command
   create("ForgeRun", function(o)
     M.run(o.args, { range = o.range, line1 = o.line1, line2 = o.line2 })
-  end, { nargs = "+", range = true, desc = "Run the Forge agent with a prompt (on the selection, if any)" })
+  end, { nargs = "*", range = true, desc = "Run the Forge agent with a prompt (on the selection, if any)" })
   create("ForgeContinue", no_args(M.continue), { desc = "Continue the last interrupted Forge turn" })
   create("ForgeCancel", no_args(M.cancel), { desc = "Cancel the running Forge turn" })
   create("ForgeStatus", no_args(M.status), { desc = "Show Forge status" })
@@ -175,6 +180,25 @@ function M.create()
   create("ForgeConversations", no_args(M.conversations), { desc = "Pick a Forge conversation to continue" })
   create("ForgeLog", no_args(log.open), { desc = "Open the Forge event log" })
   create("ForgeTrust", no_args(M.trust), { desc = "Trust this workspace's .forge.toml and .forge/ (forge.trust)" })
+  M.create_plugs()
+end
+
+--- <Plug>(forge-...) mappings, one per command, for keymaps of one's own (and which-key).
+function M.create_plugs()
+  local function plug(modes, name, rhs, desc)
+    vim.keymap.set(modes, "<Plug>(forge-" .. name .. ")", rhs, { silent = true, desc = desc })
+  end
+  plug("n", "run", "<Cmd>ForgeRun<CR>", "Forge: run a prompt (asked for)")
+  -- From Visual mode ":" gives the selection as the range.
+  plug("x", "run", ":ForgeRun<CR>", "Forge: run a prompt on the selection")
+  plug("n", "cancel", "<Cmd>ForgeCancel<CR>", "Forge: cancel the running turn")
+  plug("n", "continue", "<Cmd>ForgeContinue<CR>", "Forge: continue the interrupted turn")
+  plug("n", "status", "<Cmd>ForgeStatus<CR>", "Forge: status")
+  plug("n", "log", "<Cmd>ForgeLog<CR>", "Forge: open the log")
+  plug("n", "new", "<Cmd>ForgeNew<CR>", "Forge: new conversation")
+  plug("n", "conversations", "<Cmd>ForgeConversations<CR>", "Forge: pick a conversation")
+  plug("n", "config", "<Cmd>ForgeConfig<CR>", "Forge: show the config")
+  plug("n", "trust", "<Cmd>ForgeTrust<CR>", "Forge: trust this workspace")
 end
 
 return M
