@@ -170,7 +170,7 @@ def test_interrupt_answered_continue_through_the_prompt(screen: Screen) -> None:
     assert shown.count("Maximum tool failure limit (3)") == 1, shown
     screen.assert_clean()
     screen.keys("1", "Enter")
-    screen.wait_for("Forge: turn completed (1 requests, 0 tool calls, 0 failures)")
+    screen.wait_for("Forge: turn completed (1 request, 0 tool calls, 0 failures)")
     screen.assert_clean()
 
 
@@ -210,7 +210,7 @@ def test_confirm_answered_deny(screen: Screen) -> None:
     shown = screen.wait_for("2: Deny")
     assert "echo deploy now" in shown and "1: Allow" in shown, shown
     screen.keys("2", "Enter")
-    screen.wait_for("Forge: turn completed (2 requests, 1 tool calls, 1 failures)")
+    screen.wait_for("Forge: turn completed (2 requests, 1 tool call, 1 failure)")
     screen.assert_clean()
     screen.command("ForgeLog")
     screen.wait_for("assistant: Not deploying, then.")
@@ -224,7 +224,7 @@ def test_cancel_from_the_log_window(screen: Screen) -> None:
     screen.command("ForgeLog")
     screen.wait_for("forge://log")
     screen.command("ForgeCancel")
-    shown = screen.wait_for("Forge: turn cancelled", timeout=10)
+    shown = screen.wait_for("Forge: turn cancelled; the running shell command was killed", timeout=10)
     assert "no turn is running" not in shown
     screen.assert_clean()
     screen.keys("q")
@@ -252,29 +252,29 @@ def test_conversations_pick_the_first_and_continue_it(screen: Screen) -> None:
     screen.wait_for("Forge: new conversation")
     script(screen.ws, {"text": "alpha answer", "usage": {"prompt_tokens": 1200, "completion_tokens": 34}})
     screen.command("ForgeRun alpha question")
-    screen.wait_for("Forge: turn completed (1 requests")
+    screen.wait_for("Forge: turn completed (1 request,")
     # The statusline carries the turn's usage (the scripted model has no price).
     screen.wait_for("Forge: idle · 1.2k tokens cost unknown")
     screen.command("ForgeNew")
     screen.wait_for("Forge: new conversation")
     script(screen.ws, {"text": "beta answer"})
     screen.command("ForgeRun beta question")
-    screen.wait_for("Forge: turn completed (1 requests")
+    screen.wait_for("Forge: turn completed (1 request,")
     screen.command("ForgeConversations")
     shown = screen.wait_for("Forge conversation (the next turn continues it)")
-    shown = screen.wait_for("beta question · 1 turns")
-    assert "alpha question · 1 turns" in shown, shown
+    shown = screen.wait_for("beta question · 1 turn")
+    assert "alpha question · 1 turn" in shown, shown
     screen.keys("-l", _item_number(shown, "alpha question"))
     screen.keys("Enter")
     screen.wait_for("Forge: conversation alpha question is open")
     script(screen.ws, {"text": "gamma answer"})
     screen.command("ForgeRun gamma question")
-    screen.wait_for("Forge: turn completed (1 requests")
+    screen.wait_for("Forge: turn completed (1 request,")
     screen.assert_clean()
     # The turn went into the first conversation: it has two turns now, the second still one.
     screen.command("ForgeConversations")
     shown = screen.wait_for("alpha question · 2 turns")
-    assert "beta question · 1 turns" in shown, shown
+    assert "beta question · 1 turn" in shown, shown
     screen.keys("Escape")
     screen.command("echo ''")
 
@@ -301,7 +301,7 @@ def test_untrusted_workspace_trusted_with_forge_trust(tmp_path: Path, flavour: s
         s.command("ForgeTrust")
         s.wait_for(f"Forge: trusted {ws}")
         s.command("ForgeRun hello")
-        s.wait_for("Forge: turn completed (1 requests, 0 tool calls, 0 failures)")
+        s.wait_for("Forge: turn completed (1 request, 0 tool calls, 0 failures)")
         s.assert_clean()
         s.command("ForgeLog")
         s.wait_for("assistant: Hello from the trusted script.")
@@ -345,6 +345,30 @@ def test_forge_run_alone_asks_and_plug_mapping(screen: Screen) -> None:
     screen.wait_for("Mapped and answered.")
     screen.assert_clean()
     screen.keys("j", "k")
+
+
+def test_patch_turn_without_noise(screen: Screen) -> None:
+    """Issue 24 item 14: an edit by the agent prints no "Workspace edit Forge"; counts are singular where one."""
+    screen.command("edit main.py")
+    patch = {"name": "patch", "arguments": {"file_path": "main.py", "old_string": "port = 8080", "new_string": "port = 9090"}}
+    script(screen.ws, {"tool_calls": [patch]}, {"text": "Port changed."})
+    screen.command("ForgeRun change the port")
+    shown = screen.wait_for("Forge: turn completed (2 requests, 1 tool call, 0 failures)")
+    assert "Workspace edit" not in shown, shown
+    screen.keys("j", "k")  # the reply float goes; the edited line shows
+    screen.wait_for("port = 9090")
+    screen.command("lua print(vim.fn.execute('messages'):find('Workspace edit', 1, true) and 'noisy' or 'quiet')")
+    screen.wait_for("quiet")
+    screen.command("ForgeNew")
+    shown = screen.wait_for("Forge: new conversation ")
+    told = next(line for line in shown.splitlines() if "Forge: new conversation " in line)
+    assert len(told.split("Forge: new conversation ", 1)[1].strip()) == 8, told
+    screen.command("ForgeLog")
+    screen.wait_for("forge://log")
+    screen.keys("d", "d")
+    screen.wait_for("E21", fail_on=())
+    screen.keys("q")
+    screen.command("echo ''")
 
 
 def _untrusted(tmp_path: Path, nvim: str) -> Screen:

@@ -20,12 +20,17 @@ vim.notify = function(msg, level)
   out("NOTE " .. tostring(level) .. " " .. msg)
 end
 
-local function notes_with(pattern)
+--- The notes holding pattern, from note number since (default: all of them).
+local function notes_with(pattern, since)
   local found = {}
-  for _, note in ipairs(notes) do
+  for i, note in ipairs(notes) do
+    if i <= (since or 0) then
+      goto next
+    end
     if note.msg:find(pattern, 1, true) then
       table.insert(found, note)
     end
+    ::next::
   end
   return found
 end
@@ -278,6 +283,93 @@ local ok, err = pcall(function()
     end
     assert(started.prompt:find("explain these lines", 1, true) and started.prompt:find("selected lines 1%-1"), started.prompt)
     vim.ui.input = real_input
+    forge.setup({ reply = "float" })
+  end
+
+  -- 14. Noise and wording: no "Workspace edit Forge" per patch; counts in the singular where one;
+  -- :ForgeNew's short id; :ForgeConversations in tokens and times people read; :ForgeConfig's
+  -- columns in line and no "nil"; a read-only log; a cancel says the shell was killed.
+  if wanted("wording") then
+    forge.setup({ reply = "none" })
+    vim.cmd("edit " .. ws .. "/main.py")
+    local printed = {}
+    local real_print = _G.print
+    _G.print = function(...)
+      table.insert(printed, table.concat(vim.tbl_map(tostring, { ... }), " "))
+    end
+    local mark = #notes
+    local patch = { tool_calls = { { name = "patch", arguments = { file_path = "main.py", old_string = "x = 1", new_string = "x = 2" } } } }
+    script({ patch, { text = "Patched." } })
+    turn("ForgeRun patch it")
+    _G.print = real_print
+    assert(vim.api.nvim_buf_get_lines(0, 0, 1, false)[1] == "x = 2", "the edit was not applied")
+    assert(#printed == 0, "printed: " .. vim.inspect(printed))
+    assert(#notes_with("Forge: turn completed (2 requests, 1 tool call, 0 failures)", mark) == 1, "plural")
+    script({ { text = "One.", usage = { prompt_tokens = 2000, completion_tokens = 100 } } })
+    turn("ForgeRun once")
+    assert(#notes_with("Forge: turn completed (1 request, 0 tool calls, 0 failures)", mark) == 1, "singular")
+    script({ shell("exit 1"), shell("exit 1"), { text = "ok" } })
+    turn("ForgeRun retry")
+    assert(#notes_with("Forge: shell failed; 2 attempts left", mark) == 1, "attempts")
+    assert(#notes_with("Forge: shell failed; 1 attempt left", mark) == 1, "attempt")
+    -- :ForgeNew: the short id
+    local new
+    forge.new_conversation(function(answer)
+      new = answer
+    end)
+    wait(10000, "no new conversation", function()
+      return new ~= nil
+    end)
+    local told = notes_with("Forge: new conversation ", mark)
+    assert(#told == 1 and told[1].msg == "Forge: new conversation " .. new.conversationId:sub(1, 8), vim.inspect(told))
+    -- :ForgeConversations: "2.1k tokens", "just now"
+    fake_ui()
+    vim.cmd("ForgeConversations")
+    wait(10000, "no conversation list", function()
+      return #asked == 1
+    end)
+    local listed = table.concat(asked[1].titles, "\n")
+    assert(listed:find(" · %d+ turns · %d+%.%dk tokens · just now"), listed)
+    assert(listed:find("(no turn yet) · 0 turns · 0 tokens · just now", 1, true), listed)
+    assert(not listed:find("%d%dT%d%d:") and not listed:find("%f[%d]1 turns"), listed)
+    asked[1].on_choice(nil, nil)
+    real_ui()
+    asked = {}
+    -- :ForgeConfig: the sources in one column, no nil
+    local shown
+    forge.show_config(function(answer)
+      shown = answer
+    end)
+    wait(10000, "no config", function()
+      return shown ~= nil
+    end)
+    local lines = vim.api.nvim_buf_get_lines(vim.fn.bufnr("forge://config"), 0, -1, false)
+    local column
+    for _, line in ipairs(lines) do
+      assert(not line:find("= nil", 1, true), line)
+      local at = line:find("  %(%a+%)$")
+      assert(at, line)
+      column = column or at
+      assert(at == column, "misaligned:\n" .. table.concat(lines, "\n"))
+    end
+    vim.cmd("close")
+    -- the log is read-only, and still grows
+    local logbuf = vim.fn.bufnr("forge://log")
+    assert(vim.bo[logbuf].modifiable == false, "the log buffer is modifiable")
+    -- a cancel names the killed shell
+    script({ shell("sleep 30"), { text = "never" } })
+    vim.cmd("ForgeRun wait")
+    wait(30000, "no shell running", function()
+      return forge.statusline():find("^Forge: running shell") ~= nil
+    end)
+    local before = finished_turns()
+    vim.cmd("ForgeCancel")
+    wait(10000, "no cancel", function()
+      return finished_turns() > before
+    end)
+    wait(2000, "the cancel did not say the shell was killed", function()
+      return #notes_with("Forge: turn cancelled; the running shell command was killed", mark) == 1
+    end)
     forge.setup({ reply = "float" })
   end
 end)

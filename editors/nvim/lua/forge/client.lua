@@ -32,8 +32,18 @@ local function object(t)
   return t
 end
 
+--- workspace/applyEdit as Neovim's own handler does it, without its "Workspace edit Forge" message
+--- on every edit the agent makes (the log has the tool call).
+local function apply_edit(_, params, ctx)
+  local client = vim.lsp.get_client_by_id(ctx.client_id)
+  local encoding = client and client.offset_encoding or "utf-16"
+  local ok, err = pcall(vim.lsp.util.apply_workspace_edit, params.edit, encoding)
+  return { applied = ok, failureReason = (not ok) and tostring(err) or nil }
+end
+
 --- The handlers every forge client needs (setup's and lsp/forge.lua's).
 M.handlers = {
+  ["workspace/applyEdit"] = apply_edit,
   ["forge/event"] = events.on_event,
   ["$/progress"] = events.on_progress,
   ["window/showMessageRequest"] = prompts.on_message_request,

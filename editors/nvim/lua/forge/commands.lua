@@ -22,6 +22,48 @@ local function answer(on_result, result)
   end
 end
 
+--- A conversation id as people quote it (git-style: its first 8 characters).
+local function short_id(id)
+  return tostring(id or ""):sub(1, 8)
+end
+
+--- A setting's value as .forge.toml would write it; "(not set)" for none.
+local function config_value(value)
+  if value == nil or value == vim.NIL then
+    return "(not set)"
+  elseif type(value) == "string" then
+    return '"' .. value .. '"'
+  elseif type(value) == "table" then
+    if (vim.islist or vim.tbl_islist)(value) then
+      return "[" .. table.concat(vim.tbl_map(config_value, value), ", ") .. "]"
+    end
+    return one_line(vim.inspect(value))
+  end
+  return tostring(value)
+end
+
+--- An ISO 8601 UTC time ("2026-12-05T23:02:44Z") as people read it: "just now", "3 min ago",
+--- "5 h ago", else the local date and time.
+local function when(iso)
+  local y, mo, d, h, mi, sec = tostring(iso):match("^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)")
+  if not y then
+    return tostring(iso or "")
+  end
+  local now = os.time()
+  -- os.time reads a table as local time: shift by the local offset from UTC.
+  local offset = os.time(os.date("*t", now)) - os.time(os.date("!*t", now))
+  local stamp = os.time({ year = y, month = mo, day = d, hour = h, min = mi, sec = sec, isdst = false }) + offset
+  local age = now - stamp
+  if age < 60 then
+    return "just now"
+  elseif age < 3600 then
+    return string.format("%d min ago", math.floor(age / 60))
+  elseif age < 86400 then
+    return string.format("%d h ago", math.floor(age / 3600))
+  end
+  return os.date("%Y-%m-%d %H:%M", stamp)
+end
+
 --- Start a turn; on_result(answer of forge.run) when it ends.
 function M.run(prompt, opts, on_result)
   opts = opts or {}
@@ -58,6 +100,7 @@ function M.run(prompt, opts, on_result)
 end
 
 function M.cancel(on_result)
+  events.note_cancel()
   command("forge.cancel", nil, function(result)
     if not result.cancelled then
       notify("Forge: no turn is running")
@@ -94,7 +137,7 @@ end
 
 function M.new_conversation(on_result)
   command("forge.newConversation", nil, function(result)
-    notify("Forge: new conversation " .. result.conversationId)
+    notify("Forge: new conversation " .. short_id(result.conversationId))
     answer(on_result, result)
   end)
 end
@@ -111,7 +154,7 @@ function M.conversations(on_open)
       prompt = "Forge conversation (the next turn continues it)",
       format_item = function(c)
         local title = (c.title ~= nil and c.title ~= "") and c.title or "(no turn yet)"
-        return string.format("%s · %d turns · %s tokens · %s", title, c.turns or 0, tostring(c.tokens or 0), tostring(c.updated))
+        return string.format("%s · %s · %s · %s", title, events.count(c.turns, "turn"), events.tokens_text(c.tokens), when(c.updated))
       end,
     }, function(choice)
       if not choice then
@@ -130,10 +173,18 @@ function M.show_config(on_result)
   command("forge.showConfig", nil, function(result)
     local keys = vim.tbl_keys(result)
     table.sort(keys)
+    -- Columns as wide as their longest entry: key = value (source), every source in line.
+    local values, key_width, value_width = {}, 0, 0
+    for _, key in ipairs(keys) do
+      values[key] = config_value(result[key].value)
+      key_width = math.max(key_width, vim.fn.strdisplaywidth(key))
+      value_width = math.max(value_width, vim.fn.strdisplaywidth(values[key]))
+    end
     local lines = {}
     for _, key in ipairs(keys) do
-      local value = one_line(vim.inspect(result[key].value))
-      table.insert(lines, string.format("%-28s = %-24s (%s)", key, value, result[key].source))
+      local pad_key = string.rep(" ", key_width - vim.fn.strdisplaywidth(key))
+      local pad_value = string.rep(" ", value_width - vim.fn.strdisplaywidth(values[key]))
+      table.insert(lines, string.format("%s%s = %s%s  (%s)", key, pad_key, values[key], pad_value, tostring(result[key].source)))
     end
     local buf = scratch.buffer("forge://config", "forgeconfig")
     vim.bo[buf].modifiable = true
