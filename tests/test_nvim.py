@@ -196,3 +196,27 @@ def test_issue24_first_use(tmp_path: Path, flavour: str, nvim: str | None) -> No
     output = p.stdout + p.stderr
     assert p.returncode == 0 and "PASS" in output, output
     assert not [e for e in ERRORS_ON_SCREEN if e in output], output
+
+
+@pytest.mark.nvim
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
+def test_refused_turn_leaves_statusline_idle(tmp_path: Path, flavour: str, nvim: str | None) -> None:
+    """Issue 24 item 11: a turn refused for want of a model leaves "Forge: idle", not its prompt."""
+    if nvim is None:
+        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
+    env = _workspaces(tmp_path)
+    ws = Path(env["FORGE_WORKSPACE"])
+    (ws / ".forge.toml").write_text('model = "scripted/script.json"\n')  # changed since trusted
+    user_config(tmp_path / "config", text="")
+    spec = ROOT / "tests" / "nvim" / "issue24_spec.lua"
+    p = subprocess.run(
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {spec}"],
+        capture_output=True,
+        text=True,
+        timeout=80,
+        env={**env, "FORGE_SECTIONS": "nomodel"},
+        cwd=tmp_path,
+    )
+    output = p.stdout + p.stderr
+    assert p.returncode == 0 and "PASS" in output, output

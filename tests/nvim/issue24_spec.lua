@@ -134,7 +134,7 @@ local ok, err = pcall(function()
   -- 9. The Continue question offers Stop too; a dismissed one leaves the turn interrupted (the
   -- statusline and :ForgeStatus agree) and :ForgeContinue continues it; Stop ends it.
   if wanted("continue") then
-    vim.cmd("edit " .. ws .. "/main.py")
+    vim.cmd("silent! wall | edit " .. ws .. "/main.py")
     fake_ui()
     script({ shell("exit 1"), shell("exit 1"), shell("exit 1") })
     turn("ForgeRun break things")
@@ -189,7 +189,7 @@ local ok, err = pcall(function()
   -- 7. A question turn's reply is shown where the user looks: a float at the cursor (default), the
   -- split forge://reply (reply = "split"), or nowhere but the log (reply = "none").
   if wanted("reply") then
-    vim.cmd("edit " .. ws .. "/main.py")
+    vim.cmd("silent! wall | edit " .. ws .. "/main.py")
     vim.cmd("only")
     local function floats()
       local found = {}
@@ -241,7 +241,7 @@ local ok, err = pcall(function()
   -- 12. :ForgeRun alone asks for the prompt (vim.ui.input; <Esc> runs nothing); <Plug> mappings.
   if wanted("input") then
     forge.setup({ reply = "none" })
-    vim.cmd("edit " .. ws .. "/main.py")
+    vim.cmd("silent! wall | edit " .. ws .. "/main.py")
     local real_input = vim.ui.input
     local inputs, answer_with = {}, nil
     vim.ui.input = function(opts, on_confirm)
@@ -291,7 +291,7 @@ local ok, err = pcall(function()
   -- columns in line and no "nil"; a read-only log; a cancel says the shell was killed.
   if wanted("wording") then
     forge.setup({ reply = "none" })
-    vim.cmd("edit " .. ws .. "/main.py")
+    vim.cmd("silent! wall | edit " .. ws .. "/main.py")
     local printed = {}
     local real_print = _G.print
     _G.print = function(...)
@@ -371,6 +371,36 @@ local ok, err = pcall(function()
       return #notes_with("Forge: turn cancelled; the running shell command was killed", mark) == 1
     end)
     forge.setup({ reply = "float" })
+  end
+
+  -- 11. After a failed turn the statusline is idle, without the failed turn's prompt.
+  if wanted("failed") then
+    forge.setup({ reply = "none" })
+    vim.cmd("silent! wall | edit " .. ws .. "/main.py")
+    os.remove(ws .. "/script.json")
+    turn("ForgeRun hi there")
+    assert(events[#events].status == "failed", vim.inspect(events[#events]))
+    vim.wait(300)
+    local line = forge.statusline()
+    assert(line:find("^Forge: idle") and not line:find("hi there", 1, true), line)
+    forge.setup({ reply = "float" })
+  end
+
+  -- 11b. A turn refused before it started (no model: FORGE_SECTIONS=nomodel, a workspace whose only
+  -- model is its own, untrusted .forge.toml): the statusline is idle, without the refused prompt.
+  if os.getenv("FORGE_SECTIONS") == "nomodel" then
+    vim.cmd("silent! wall | edit " .. ws .. "/main.py")
+    wait(30000, "no server", function()
+      local c = forge.get_client()
+      return c ~= nil and c.initialized
+    end)
+    vim.cmd("ForgeRun hi there")
+    wait(30000, "the turn was not refused", function()
+      return #notes_with("no model is set") == 1
+    end)
+    vim.wait(500)
+    local line = forge.statusline()
+    assert(line == "Forge: idle", line)
   end
 end)
 

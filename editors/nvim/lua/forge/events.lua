@@ -113,6 +113,8 @@ local function handle_event(event)
     end
     state.turn_id = nil
     state.tool = nil
+    -- The turn's progress message goes with it (should its progress end not come).
+    state.progress = nil
     if type(event.usage) == "table" then
       state.last_usage = event.usage
     end
