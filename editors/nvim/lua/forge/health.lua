@@ -46,14 +46,32 @@ local function check_neovim()
   end
 end
 
+--- The command that starts the server, and where it was set: vim.lsp.config("forge") when the
+--- plugin is used the 0.11 way (no setup()), else setup()'s cmd.
+local function server_cmd()
+  if not config.did_setup and vim.fn.has("nvim-0.11") == 1 and vim.lsp.config then
+    local ok_config, native = pcall(function()
+      return vim.lsp.config.forge
+    end)
+    if ok_config and type(native) == "table" and native.cmd then
+      return native.cmd, 'vim.lsp.config("forge")'
+    end
+  end
+  return config.options.cmd, "setup()"
+end
+
 local function check_server()
-  local cmd = config.options.cmd
+  local cmd, where = server_cmd()
+  if type(cmd) == "function" then
+    info("cmd (" .. where .. ") is a function: not checked here")
+    return
+  end
   if type(cmd) ~= "table" or not cmd[1] then
     fail("cmd is not a list of strings: " .. vim.inspect(cmd))
     return
   end
   if vim.fn.executable(cmd[1]) ~= 1 then
-    fail(cmd[1] .. " not found on PATH", {
+    fail(cmd[1] .. " not found on PATH (cmd of " .. where .. ")", {
       "pip install forge-lsp (or point cmd at a Python that has it: { 'python3', '-m', 'forge_lsp' })",
     })
     return
