@@ -386,6 +386,23 @@ local ok, err = pcall(function()
     forge.setup({ reply = "float" })
   end
 
+  -- 13. :checkhealth forge in a trusted workspace: every line about trust has a level.
+  if wanted("health") then
+    vim.cmd("silent! wall | edit " .. ws .. "/main.py")
+    vim.cmd("checkhealth forge")
+    local report = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+    assert(report:find("the server trusts this workspace", 1, true), report)
+    local seen = 0
+    for _, l in ipairs(vim.split(report, "\n")) do
+      if l:find("trust", 1, true) then
+        seen = seen + 1
+        assert(l:find("OK", 1, true) or l:find("WARNING", 1, true), "no level: " .. l)
+      end
+    end
+    assert(seen > 0, report)
+    vim.cmd("bwipeout")
+  end
+
   -- 11b. A turn refused before it started (no model: FORGE_SECTIONS=nomodel, a workspace whose only
   -- model is its own, untrusted .forge.toml): the statusline is idle, without the refused prompt.
   if os.getenv("FORGE_SECTIONS") == "nomodel" then
@@ -401,6 +418,18 @@ local ok, err = pcall(function()
     vim.wait(500)
     local line = forge.statusline()
     assert(line == "Forge: idle", line)
+    -- 13. :checkhealth forge says why there is no model and how to trust; every line has a level.
+    vim.cmd("checkhealth forge")
+    local report = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+    out("HEALTH\n" .. report)
+    assert(not report:find("model nil", 1, true), report)
+    assert(report:find("no model: the workspace's model is ignored because the workspace is not trusted", 1, true), report)
+    assert(report:find(":ForgeTrust", 1, true), report)
+    for _, l in ipairs(vim.split(report, "\n")) do
+      if l:find("trust store", 1, true) then
+        assert(l:find("OK", 1, true) or l:find("WARNING", 1, true), "no level: " .. l)
+      end
+    end
   end
 end)
 
