@@ -182,10 +182,10 @@ def test_interrupt_dismissed_then_forge_continue(screen: Screen) -> None:
     assert "1: Continue" in shown, shown
     screen.keys("q")
     screen.keys("Enter")
-    shown = screen.wait_for("Forge: the turn stays interrupted; :ForgeContinue continues it")
+    shown = screen.wait_for("Forge: turn left interrupted; :ForgeContinue continues it")
     assert "Forge: interrupted" in shown, shown  # the statusline
     screen.command("ForgeStatus")
-    screen.wait_for("Forge: interrupted (:ForgeContinue continues it) · model scripted/script.json")
+    screen.wait_for("Forge: interrupted (:ForgeContinue) · model scripted/script.json")
     screen.command("ForgeContinue")
     screen.wait_for("Forge: turn completed (1 request")
     screen.wait_for("Forge: idle")
@@ -395,7 +395,7 @@ def test_trust_question_a_stray_key_is_no_answer(tmp_path: Path, flavour: str, n
         s.keys("-l", ":w")
         s.keys("Enter")
         # The hint is told (0.7 then runs the ":w" too, whose message may follow it).
-        hint = "Forge: this workspace stays untrusted for now; :ForgeTrust trusts it"
+        hint = "Forge: workspace left untrusted; :ForgeTrust trusts it"
         s.wait_for("Forge: idle")
         time.sleep(0.5)
         s.command(f"lua print(vim.fn.execute('messages'):find('{hint}', 1, true) and 'hint told' or 'no hint')")
@@ -403,9 +403,22 @@ def test_trust_question_a_stray_key_is_no_answer(tmp_path: Path, flavour: str, n
         s.assert_clean()
         s.command("ForgeStatus")
         s.wait_for("Forge: idle · model nil")
+        # Issue 24 items 5 and 11: the refused turn is told on one line (no "Press ENTER"), naming
+        # Neovim's ways, the whole message in :ForgeLog; the statusline does not keep its prompt.
+        s.command("ForgeRun hello")
+        shown = s.wait_for("no model is set", fail_on=("Press ENTER", "E5108", "Error executing"))
+        told = next(line for line in shown.splitlines() if "no model is set" in line)
+        assert told.endswith("… (:ForgeLog)"), shown
+        assert "Trust Workspace" not in shown, shown
+        status = next(line for line in shown.splitlines() if line.startswith("main.py"))
+        assert status.rstrip().endswith("Forge: idle"), status
+        s.command("ForgeLog")
+        shown = s.wait_for('settings.model in require("forge").setup()')
+        assert ":ForgeTrust, or forge-lsp trust" in shown and "Trust Workspace" not in shown, shown
+        s.keys("q")
         # Trusting later still works, and the question was not asked again meanwhile.
         s.command("ForgeTrust")
-        s.wait_for(f"Forge: trusted {s.ws}")
+        s.wait_for("Forge: trusted ")
         assert "Trust this workspace?" not in s.text()
     finally:
         s.close()

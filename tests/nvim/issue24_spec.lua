@@ -144,7 +144,7 @@ local ok, err = pcall(function()
     assert(table.concat(asked[1].titles, "|") == "Continue|Stop", vim.inspect(asked[1].titles))
     asked[1].on_choice(nil, nil)
     wait(5000, "no hint after a dismissed Continue", function()
-      return #notes_with("Forge: the turn stays interrupted; :ForgeContinue continues it") == 1
+      return #notes_with("Forge: turn left interrupted; :ForgeContinue continues it") == 1
     end)
     assert(forge.statusline():find("^Forge: interrupted"), forge.statusline())
     local status
@@ -154,7 +154,7 @@ local ok, err = pcall(function()
     wait(10000, "no status", function()
       return status ~= nil
     end)
-    assert(#notes_with("Forge: interrupted (:ForgeContinue continues it) · model ") == 1, "status disagrees")
+    assert(#notes_with("Forge: interrupted (:ForgeContinue) · model ") == 1, "status disagrees")
     script({ { text = "recovered" } })
     turn("ForgeContinue")
     assert(events[#events].status == "completed", vim.inspect(events[#events]))

@@ -18,7 +18,6 @@ if TYPE_CHECKING:
 CONFIG_SOURCE = "forge.config"
 TEMPLATE_SOURCE = "forge.templates"
 TRUST, NOT_NOW = "Trust", "Not now"
-TRUST_HINT = "trust the workspace to use it (Forge: Trust Workspace, :ForgeTrust, or forge-lsp trust DIR)"
 # A file with thousands of bad keys must not flood the client: the first ones are enough to fix it.
 MAX_REPORTED_PROBLEMS = 200
 
@@ -68,7 +67,7 @@ def report_config(ls: ForgeLanguageServer, runtime: WorkspaceRuntime) -> None:
         line = (problem.line or 1) - 1
         message = f"{problem.key}: {problem.message}" if problem.key else problem.message
         if problem.code == UNTRUSTED:
-            message += f"; {TRUST_HINT}"
+            message += f"; trust the workspace to use it ({ls.wording.trust})"
         # A bad key is dropped alone; a file that does not parse keeps its last good values.
         elif problem.key:
             message += " (this key is ignored; the rest of the file applies)"

@@ -58,6 +58,12 @@ function M.before_init(params, lsp_config)
   if lsp_config.root_dir and trust.neovim_trusts(lsp_config.root_dir) then
     options.workspaceTrusted = true
   end
+  -- What the server's messages name to trust a workspace and to set the model: this plugin's.
+  options.wording = {
+    trust = ":ForgeTrust, or forge-lsp trust DIR",
+    modelSetting = config.did_setup and 'settings.model in require("forge").setup()'
+      or 'settings.forge.model in vim.lsp.config("forge")',
+  }
   params.initializationOptions = options
 end
 

@@ -123,7 +123,7 @@ function M.status(on_result)
   command("forge.status", nil, function(result)
     local state = result.running and "running" or "idle"
     if not result.running and events.interrupted() then
-      state = "interrupted (:ForgeContinue continues it)"
+      state = "interrupted (:ForgeContinue)"
     end
     notify(string.format(
       "Forge: %s · model %s · limit %s",

@@ -34,8 +34,8 @@ local function record(message, answer)
 end
 
 local STOP = "Stop"
-local CONTINUE_HINT = "Forge: the turn stays interrupted; :ForgeContinue continues it"
-local TRUST_HINT = "Forge: this workspace stays untrusted for now; :ForgeTrust trusts it"
+local CONTINUE_HINT = "Forge: turn left interrupted; :ForgeContinue continues it"
+local TRUST_HINT = "Forge: workspace left untrusted; :ForgeTrust trusts it"
 
 --- The Trust question, asked once Neovim is up (not over the file being opened), through
 --- vim.ui.select. Only "Trust" trusts; "Not now", Escape, or a stray key (":w" typed at the default
