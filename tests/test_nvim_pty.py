@@ -371,6 +371,16 @@ def test_patch_turn_without_noise(screen: Screen) -> None:
     screen.command("echo ''")
 
 
+def test_help_forge_without_helptags(screen: Screen) -> None:
+    """Issue 24 item 13: `:help forge` works with the plain runtimepath setup (doc/tags ships)."""
+    screen.command("help forge")
+    shown = screen.wait_for("forge.nvim is a thin client", fail_on=(*ERRORS, "E149"))
+    assert "forge.txt" in shown, shown
+    screen.command("help forge-mappings")
+    screen.wait_for("<Plug>(forge-run)", fail_on=(*ERRORS, "E149"))
+    screen.command("close")
+
+
 def _untrusted(tmp_path: Path, nvim: str) -> Screen:
     """A cloned workspace whose .forge.toml names a scripted model: the server asks whether to trust it."""
     ws = tmp_path / "project"
