@@ -344,14 +344,17 @@ local ok, err = pcall(function()
       return shown ~= nil
     end)
     local lines = vim.api.nvim_buf_get_lines(vim.fn.bufnr("forge://config"), 0, -1, false)
-    local column
+    -- key, source, value: the sources in one column, the values in another
+    local source_at, value_at
     for _, line in ipairs(lines) do
-      assert(not line:find("= nil", 1, true), line)
-      local at = line:find("  %(%a+%)$")
-      assert(at, line)
-      column = column or at
-      assert(at == column, "misaligned:\n" .. table.concat(lines, "\n"))
+      assert(not line:find("nil", 1, true), line)
+      local key, gap1, source, gap2 = line:match("^(%S+)(%s+)(%a+)(%s+)")
+      assert(key, line)
+      local s_at, v_at = #key + #gap1 + 1, #key + #gap1 + #source + #gap2 + 1
+      source_at, value_at = source_at or s_at, value_at or v_at
+      assert(s_at == source_at and v_at == value_at, "misaligned:\n" .. table.concat(lines, "\n"))
     end
+    assert(("\n" .. table.concat(lines, "\n")):find("\napi_base%s+default%s+%(not set%)\n"), table.concat(lines, "\n"))
     vim.cmd("close")
     -- the log is read-only, and still grows
     local logbuf = vim.fn.bufnr("forge://log")

@@ -215,7 +215,14 @@ function M.execute(name, arg, on_result, bufnr)
   end
   request(client, "workspace/executeCommand", { command = name, arguments = { object(arg) } }, function(err, result)
     if err then
-      notify("Forge: " .. name .. ": " .. (err.message or vim.inspect(err)), levels.ERROR)
+      -- Paths inside the workspace relative to it: the point of the message comes before the cut
+      -- to one line (the log has it whole).
+      local message = tostring(err.message or vim.inspect(err))
+      local root = client.config.root_dir
+      if root then
+        message = message:gsub(vim.pesc(root .. "/"), "")
+      end
+      notify("Forge: " .. name .. ": " .. message, levels.ERROR)
       return
     end
     if on_result then

@@ -173,18 +173,19 @@ function M.show_config(on_result)
   command("forge.showConfig", nil, function(result)
     local keys = vim.tbl_keys(result)
     table.sort(keys)
-    -- Columns as wide as their longest entry: key = value (source), every source in line.
-    local values, key_width, value_width = {}, 0, 0
+    -- Columns: key, source, value, the first two as wide as their longest entry; the value last,
+    -- so that a long one (a list) runs on without pushing another column out of line.
+    local key_width, source_width = 0, 0
     for _, key in ipairs(keys) do
-      values[key] = config_value(result[key].value)
       key_width = math.max(key_width, vim.fn.strdisplaywidth(key))
-      value_width = math.max(value_width, vim.fn.strdisplaywidth(values[key]))
+      source_width = math.max(source_width, vim.fn.strdisplaywidth(tostring(result[key].source)))
     end
     local lines = {}
     for _, key in ipairs(keys) do
-      local pad_key = string.rep(" ", key_width - vim.fn.strdisplaywidth(key))
-      local pad_value = string.rep(" ", value_width - vim.fn.strdisplaywidth(values[key]))
-      table.insert(lines, string.format("%s%s = %s%s  (%s)", key, pad_key, values[key], pad_value, tostring(result[key].source)))
+      local source = tostring(result[key].source)
+      table.insert(lines, key .. string.rep(" ", key_width - vim.fn.strdisplaywidth(key) + 2)
+        .. source .. string.rep(" ", source_width - vim.fn.strdisplaywidth(source) + 2)
+        .. config_value(result[key].value))
     end
     local buf = scratch.buffer("forge://config", "forgeconfig")
     vim.bo[buf].modifiable = true
