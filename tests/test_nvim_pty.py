@@ -357,8 +357,10 @@ def test_patch_turn_without_noise(screen: Screen) -> None:
     assert "Workspace edit" not in shown, shown
     screen.keys("j", "k")  # the reply float goes; the edited line shows
     screen.wait_for("port = 9090")
-    screen.command("lua print(vim.fn.execute('messages'):find('Workspace edit', 1, true) and 'noisy' or 'quiet')")
-    screen.wait_for("quiet")
+    screen.command(
+        "lua print(vim.fn.execute('messages'):find('Workspace edit', 1, true) and ('noisy'):upper() or ('quiet'):upper())"
+    )
+    screen.wait_for("QUIET", fail_on=(*ERRORS, "NOISY"))
     screen.command("ForgeNew")
     shown = screen.wait_for("Forge: new conversation ")
     told = next(line for line in shown.splitlines() if "Forge: new conversation " in line)
@@ -408,8 +410,10 @@ def test_trust_question_a_stray_key_is_no_answer(tmp_path: Path, flavour: str, n
         hint = "Forge: workspace left untrusted; :ForgeTrust trusts it"
         s.wait_for("Forge: idle")
         time.sleep(0.5)
-        s.command(f"lua print(vim.fn.execute('messages'):find('{hint}', 1, true) and 'hint told' or 'no hint')")
-        s.wait_for("hint told")
+        # (The answer is upper-cased, so that the command line typed does not hold it.)
+        s.command(f"lua print(vim.fn.execute('messages'):find('{hint}', 1, true) and ('told'):upper() or ('untold'):upper())")
+        s.wait_for("TOLD")
+        assert "UNTOLD" not in s.text()
         s.assert_clean()
         s.command("ForgeStatus")
         s.wait_for("Forge: idle · model nil")
@@ -422,10 +426,12 @@ def test_trust_question_a_stray_key_is_no_answer(tmp_path: Path, flavour: str, n
         assert "Trust Workspace" not in shown, shown
         status = next(line for line in shown.splitlines() if line.startswith("main.py"))
         assert status.rstrip().endswith("Forge: idle"), status
-        s.command("ForgeLog")
-        shown = s.wait_for('settings.model in require("forge").setup()')
-        assert ":ForgeTrust, or forge-lsp trust" in shown and "Trust Workspace" not in shown, shown
-        s.keys("q")
+        log = "table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr('forge://log'), 0, -1, false), ' ')"
+        whole = "no model is set: this workspace's model in .forge.toml is ignored because the workspace is not trusted"
+        for words in (whole, ":ForgeTrust, or forge-lsp trust", 'settings.model in require("forge").setup()'):
+            s.command(f"lua print({log}:find([[{words}]], 1, true) and ('whole'):upper() or ('cut'):upper())")
+            s.wait_for("WHOLE", fail_on=(*ERRORS, "CUT"))
+        assert "Trust Workspace" not in s.text()
         # Trusting later still works, and the question was not asked again meanwhile.
         s.command("ForgeTrust")
         s.wait_for("Forge: trusted ")
