@@ -127,7 +127,7 @@ def refusal(root: Path) -> str | None:
             return f"{_rel(path, root)} cannot be resolved ({exc})"
         if not target.is_relative_to(root):
             return (
-                f"{_rel(path, root)} resolves to {target}, outside the workspace; a trust-relevant file "
+                f"{_rel(path, root)} is a link outside the workspace (to {target}); a trust-relevant file "
                 "must be inside it (copy it in, or point the link inside)"
             )
     return None

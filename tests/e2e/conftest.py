@@ -89,6 +89,7 @@ async def client(lsp_client: LanguageClient, ws: Path, request: pytest.FixtureRe
             root_uri=ws.as_uri(),
             workspace_folders=[t.WorkspaceFolder(uri=ws.as_uri(), name="project")],
             initialization_options=init_options,
+            client_info=t.ClientInfo(name=name.args[0]) if (name := request.node.get_closest_marker("client_name")) else None,
         )
     )
     yield

@@ -115,3 +115,12 @@ async def test_untrusted_workspace_may_tighten_limits_never_loosen_them(client: 
     assert shown["max_requests_per_turn"] == {"value": 5, "source": "workspace"}
     assert shown["retry.min_delay_ms"]["source"] == "default"
     assert (await command(client, "forge.status", {}))["limit"] == 3
+
+
+async def test_a_refused_turn_ends_the_progress_it_began(client: LanguageClient, ws: Path) -> None:
+    """Issue 24 item 11: a turn refused (no model) ends its progress; Neovim showed its prompt as running."""
+    with pytest.raises(JsonRpcException, match="no model is set"):
+        await command(client, "forge.run", {"prompt": "hi there"})
+    await until(lambda: client.progress_reports)
+    for reports in client.progress_reports.values():
+        assert isinstance(reports[-1], t.WorkDoneProgressEnd), reports

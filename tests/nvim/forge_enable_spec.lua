@@ -46,6 +46,12 @@ local ok, err = pcall(function()
   for _, n in ipairs(notes) do
     assert(not n:find("unknown", 1, true), n)
   end
+  -- :checkhealth forge checks the command vim.lsp.config("forge") gave, not a forge-lsp on PATH
+  vim.cmd("checkhealth forge")
+  local report = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+  io.stdout:write("HEALTH\n" .. report .. "\n")
+  assert(not report:find("not found on PATH", 1, true), report)
+  assert(report:find(os.getenv("FORGE_PYTHON") .. " -m forge_lsp: forge-lsp ", 1, true), report)
   client:stop()
 end)
 io.stdout:write((ok and "PASS" or ("FAIL " .. tostring(err))) .. "\n")

@@ -171,7 +171,7 @@ local ok, err = pcall(function()
   wait(5000, "no result notification", function()
     return count_notes("turn completed") == 1
   end)
-  assert(count_notes("shell failed; 1 attempt(s) left") == 1, "retry notes")
+  assert(count_notes("shell failed; 1 attempt left") == 1, "retry notes")
   local started = events[1]
   assert(started.type == "turnStarted" and started.prompt:find("selected lines 2%-3 of main.py"), started.prompt)
   -- the log holds one line per event and each assistant message whole

@@ -22,6 +22,7 @@ from forge_lsp.core.errors import NoModel, TurnInProgress, check_prompt
 from forge_lsp.core.orchestrator import Emit, Orchestrator, TurnRequest
 from forge_lsp.core.session import Ask, Session, deny_all
 from forge_lsp.core.transcript import TranscriptWriter
+from forge_lsp.core.wording import GENERIC
 from forge_lsp.domain.config import ForgeConfig
 from forge_lsp.domain.events import Event, TurnSummary
 from forge_lsp.domain.messages import ChatMessage, ToolCall, ToolResult, Usage
@@ -103,6 +104,8 @@ class WorkspaceRuntime:
         self.last_errors: dict[str, int] = {}
         self.last_usage: Usage | None = None
         """The last turn's tokens and cost (forge.status usage.lastTurn)."""
+        self.wording = GENERIC
+        """How the client names its ways to trust and to set the model (the language server sets it)."""
         self.on_notice: Callable[[str], None] = log.warning
         """Told about state problems the user should see (a state file moved aside); the server shows them."""
 
@@ -317,13 +320,13 @@ class WorkspaceRuntime:
         if ignored:
             return (
                 f"no model is set: this workspace's model in {self.loader.workspace_path} is ignored because the "
-                "workspace is not trusted; trust it (Forge: Trust Workspace, :ForgeTrust, or forge-lsp trust "
-                f"{self.root}) or set a model in your user config {self.loader.user_path} or the editor setting forge.model"
+                f"workspace is not trusted; trust it ({self.wording.trust.replace('DIR', str(self.root))}) or set "
+                f"a model in your user config {self.loader.user_path} or {self.wording.model_setting}"
             )
         return (
             f'no model is set: add model = "provider/name" (e.g. "openai/gpt-4o" or "ollama/qwen3") to '
             f"{self.loader.workspace_path} or to your user config {self.loader.user_path}, "
-            "or set the editor setting forge.model"
+            f"or set {self.wording.model_setting}"
         )
 
     def instructions(self) -> str:

@@ -11,6 +11,7 @@ from lsprotocol import types as t
 from forge_lsp.domain.config import WORKSPACE_FILE
 from forge_lsp.lsp import convert
 from forge_lsp.lsp.language_server import CONFIGURATION_TIMEOUT_SECS, ForgeLanguageServer
+from forge_lsp.trust import refusal
 
 if TYPE_CHECKING:
     from forge_lsp.core.runtime import WorkspaceRuntime
@@ -18,7 +19,6 @@ if TYPE_CHECKING:
 CONFIG_SOURCE = "forge.config"
 TEMPLATE_SOURCE = "forge.templates"
 TRUST, NOT_NOW = "Trust", "Not now"
-TRUST_HINT = "trust the workspace to use it (Forge: Trust Workspace, :ForgeTrust, or forge-lsp trust DIR)"
 # A file with thousands of bad keys must not flood the client: the first ones are enough to fix it.
 MAX_REPORTED_PROBLEMS = 200
 
@@ -69,7 +69,7 @@ def report_config(ls: ForgeLanguageServer, runtime: WorkspaceRuntime) -> None:
         line = (problem.line or 1) - 1
         message = f"{problem.key}: {problem.message}" if problem.key else problem.message
         if problem.code == UNTRUSTED:
-            message += f"; {TRUST_HINT}"
+            message += f"; trust the workspace to use it ({ls.wording.trust})"
         # A bad key is dropped alone; a file that does not parse keeps its last good values.
         elif problem.key:
             message += " (this key is ignored; the rest of the file applies)"
@@ -95,7 +95,11 @@ def report_config(ls: ForgeLanguageServer, runtime: WorkspaceRuntime) -> None:
     refused = runtime.client_trust_refused()
     if refused is not None and ls.trust_refused.get(runtime.root) != refused:
         ls.trust_refused[runtime.root] = refused
-        said = f"Forge: the editor trusts this workspace, but {refused}; its .forge.toml / .forge/ settings stay ignored"
+        # The reason first, the folder last: a notification cut to one line keeps its point.
+        said = (
+            f"Forge: this workspace cannot be trusted, though the editor trusts it: {refusal(runtime.root) or refused}; "
+            f"its .forge.toml / .forge/ settings stay ignored ({runtime.root})"
+        )
         ls.log(said, t.MessageType.Warning)
         ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=said))
     ignored = runtime.ignored_keys()

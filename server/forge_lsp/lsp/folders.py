@@ -42,5 +42,6 @@ def open_runtime(ls: ForgeLanguageServer, root: Path) -> WorkspaceRuntime:
         trusted=ls.client_trusted,
     )
     runtime.on_notice = ls.show_notice
+    runtime.wording = ls.wording
     report_config(ls, runtime)
     return runtime

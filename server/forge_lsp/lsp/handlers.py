@@ -13,6 +13,7 @@ from lsprotocol import types as t
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from forge_lsp import __version__
+from forge_lsp.core import wording
 from forge_lsp.core.errors import BadPrompt, EmptyPrompt, NoModel, TurnInProgress, check_prompt
 from forge_lsp.domain.config import WORKSPACE_FILE
 from forge_lsp.domain.events import Compacted
@@ -55,6 +56,7 @@ def initialize(ls: ForgeLanguageServer, params: t.InitializeParams) -> None:
     """initialize: the editor's settings and its word on trust, from initializationOptions."""
     ls.init_settings = unwrap_settings(params.initialization_options)
     ls.client_trusted = client_trust(params.initialization_options)
+    ls.wording = wording.for_client(params.client_info.name if params.client_info else None, params.initialization_options)
     ls.editor_settings = dict(ls.init_settings)
 
 

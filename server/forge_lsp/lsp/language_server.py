@@ -14,6 +14,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from forge_lsp import __version__
+from forge_lsp.core.wording import GENERIC
 from forge_lsp.core.workspaces import Workspaces
 from forge_lsp.lsp.coalesce import TextCoalescer
 from forge_lsp.lsp.diagnostics import DiagnosticStore
@@ -54,6 +55,8 @@ class ForgeLanguageServer(LanguageServer):
         self.init_settings: dict[str, Any] = {}
         self.client_trusted: bool | None = None
         """What the client said of trust at initialize (VS Code's workspace.isTrusted); None: nothing."""
+        self.wording = GENERIC
+        """How the client names its ways to trust a workspace and to set the model (initialize says)."""
         self.config_uris: dict[Path, set[str]] = {}
         """Per workspace, the files that carry its config diagnostics (to clear them on the next report)."""
         self.trust_offered: dict[Path, str] = {}

@@ -77,6 +77,12 @@ async def run_turn(
     template_errors = len(runtime.templates.errors)
     try:
         summary = await runtime.run(prompt, emit, model)
+    except BaseException:
+        # Refused before it started (no model, a turn running): the progress begun must end, or
+        # the editor keeps showing the refused prompt as the running turn's.
+        if token is not None:
+            ls.work_done_progress.end(token, t.WorkDoneProgressEnd(message="refused"))
+        raise
     finally:
         if msg_id is not None:
             ls.requests.pop(msg_id, None)

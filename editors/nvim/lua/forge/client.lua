@@ -32,8 +32,18 @@ local function object(t)
   return t
 end
 
+--- workspace/applyEdit as Neovim's own handler does it, without its "Workspace edit Forge" message
+--- on every edit the agent makes (the log has the tool call).
+local function apply_edit(_, params, ctx)
+  local client = vim.lsp.get_client_by_id(ctx.client_id)
+  local encoding = client and client.offset_encoding or "utf-16"
+  local ok, err = pcall(vim.lsp.util.apply_workspace_edit, params.edit, encoding)
+  return { applied = ok, failureReason = (not ok) and tostring(err) or nil }
+end
+
 --- The handlers every forge client needs (setup's and lsp/forge.lua's).
 M.handlers = {
+  ["workspace/applyEdit"] = apply_edit,
   ["forge/event"] = events.on_event,
   ["$/progress"] = events.on_progress,
   ["window/showMessageRequest"] = prompts.on_message_request,
@@ -48,6 +58,12 @@ function M.before_init(params, lsp_config)
   if lsp_config.root_dir and trust.neovim_trusts(lsp_config.root_dir) then
     options.workspaceTrusted = true
   end
+  -- What the server's messages name to trust a workspace and to set the model: this plugin's.
+  options.wording = {
+    trust = ":ForgeTrust, or forge-lsp trust DIR",
+    modelSetting = config.did_setup and 'settings.model in require("forge").setup()'
+      or 'settings.forge.model in vim.lsp.config("forge")',
+  }
   params.initializationOptions = options
 end
 
@@ -199,7 +215,14 @@ function M.execute(name, arg, on_result, bufnr)
   end
   request(client, "workspace/executeCommand", { command = name, arguments = { object(arg) } }, function(err, result)
     if err then
-      notify("Forge: " .. name .. ": " .. (err.message or vim.inspect(err)), levels.ERROR)
+      -- Paths inside the workspace relative to it: the point of the message comes before the cut
+      -- to one line (the log has it whole).
+      local message = tostring(err.message or vim.inspect(err))
+      local root = client.config.root_dir
+      if root then
+        message = message:gsub(vim.pesc(root .. "/"), "")
+      end
+      notify("Forge: " .. name .. ": " .. message, levels.ERROR)
       return
     end
     if on_result then

@@ -22,14 +22,61 @@ local function answer(on_result, result)
   end
 end
 
+--- A conversation id as people quote it (git-style: its first 8 characters).
+local function short_id(id)
+  return tostring(id or ""):sub(1, 8)
+end
+
+--- A setting's value as .forge.toml would write it; "(not set)" for none.
+local function config_value(value)
+  if value == nil or value == vim.NIL then
+    return "(not set)"
+  elseif type(value) == "string" then
+    return '"' .. value .. '"'
+  elseif type(value) == "table" then
+    if (vim.islist or vim.tbl_islist)(value) then
+      return "[" .. table.concat(vim.tbl_map(config_value, value), ", ") .. "]"
+    end
+    return one_line(vim.inspect(value))
+  end
+  return tostring(value)
+end
+
+--- An ISO 8601 UTC time ("2026-12-05T23:02:44Z") as people read it: "just now", "3 min ago",
+--- "5 h ago", else the local date and time.
+local function when(iso)
+  local y, mo, d, h, mi, sec = tostring(iso):match("^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)")
+  if not y then
+    return tostring(iso or "")
+  end
+  local now = os.time()
+  -- os.time reads a table as local time: shift by the local offset from UTC.
+  local offset = os.time(os.date("*t", now)) - os.time(os.date("!*t", now))
+  local stamp = os.time({ year = y, month = mo, day = d, hour = h, min = mi, sec = sec, isdst = false }) + offset
+  local age = now - stamp
+  if age < 60 then
+    return "just now"
+  elseif age < 3600 then
+    return string.format("%d min ago", math.floor(age / 60))
+  elseif age < 86400 then
+    return string.format("%d h ago", math.floor(age / 3600))
+  end
+  return os.date("%Y-%m-%d %H:%M", stamp)
+end
+
 --- Start a turn; on_result(answer of forge.run) when it ends.
 function M.run(prompt, opts, on_result)
   opts = opts or {}
-  if not prompt or prompt == "" then
-    notify("usage: :ForgeRun {prompt}", levels.ERROR)
+  local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
+  if not prompt or vim.trim(prompt) == "" then
+    -- No prompt given (:ForgeRun alone, <Plug>(forge-run)): ask for one; nothing runs on <Esc>.
+    vim.ui.input({ prompt = "Forge prompt: " }, function(input)
+      if input and vim.trim(input) ~= "" and vim.api.nvim_buf_is_valid(bufnr) then
+        M.run(input, vim.tbl_extend("force", opts, { bufnr = bufnr }), on_result)
+      end
+    end)
     return
   end
-  local bufnr = vim.api.nvim_get_current_buf()
   local client = clients.for_command(bufnr)
   if not client then
     return
@@ -53,6 +100,7 @@ function M.run(prompt, opts, on_result)
 end
 
 function M.cancel(on_result)
+  events.note_cancel()
   command("forge.cancel", nil, function(result)
     if not result.cancelled then
       notify("Forge: no turn is running")
@@ -62,11 +110,24 @@ function M.cancel(on_result)
   end)
 end
 
+--- :ForgeContinue: a new turn that goes on from the last interrupted one (what Continue answers).
+function M.continue(on_result)
+  if not events.interrupted() then
+    notify("Forge: no interrupted turn to continue")
+    return
+  end
+  M.run("Continue.", nil, on_result)
+end
+
 function M.status(on_result)
   command("forge.status", nil, function(result)
+    local state = result.running and "running" or "idle"
+    if not result.running and events.interrupted() then
+      state = "interrupted (:ForgeContinue)"
+    end
     notify(string.format(
       "Forge: %s · model %s · limit %s",
-      result.running and "running" or "idle",
+      state,
       tostring(result.model),
       tostring(result.limit)
     ))
@@ -76,7 +137,7 @@ end
 
 function M.new_conversation(on_result)
   command("forge.newConversation", nil, function(result)
-    notify("Forge: new conversation " .. result.conversationId)
+    notify("Forge: new conversation " .. short_id(result.conversationId))
     answer(on_result, result)
   end)
 end
@@ -93,7 +154,7 @@ function M.conversations(on_open)
       prompt = "Forge conversation (the next turn continues it)",
       format_item = function(c)
         local title = (c.title ~= nil and c.title ~= "") and c.title or "(no turn yet)"
-        return string.format("%s · %d turns · %s tokens · %s", title, c.turns or 0, tostring(c.tokens or 0), tostring(c.updated))
+        return string.format("%s · %s · %s · %s", title, events.count(c.turns, "turn"), events.tokens_text(c.tokens), when(c.updated))
       end,
     }, function(choice)
       if not choice then
@@ -112,10 +173,19 @@ function M.show_config(on_result)
   command("forge.showConfig", nil, function(result)
     local keys = vim.tbl_keys(result)
     table.sort(keys)
+    -- Columns: key, source, value, the first two as wide as their longest entry; the value last,
+    -- so that a long one (a list) runs on without pushing another column out of line.
+    local key_width, source_width = 0, 0
+    for _, key in ipairs(keys) do
+      key_width = math.max(key_width, vim.fn.strdisplaywidth(key))
+      source_width = math.max(source_width, vim.fn.strdisplaywidth(tostring(result[key].source)))
+    end
     local lines = {}
     for _, key in ipairs(keys) do
-      local value = one_line(vim.inspect(result[key].value))
-      table.insert(lines, string.format("%-28s = %-24s (%s)", key, value, result[key].source))
+      local source = tostring(result[key].source)
+      table.insert(lines, key .. string.rep(" ", key_width - vim.fn.strdisplaywidth(key) + 2)
+        .. source .. string.rep(" ", source_width - vim.fn.strdisplaywidth(source) + 2)
+        .. config_value(result[key].value))
     end
     local buf = scratch.buffer("forge://config", "forgeconfig")
     vim.bo[buf].modifiable = true
@@ -153,7 +223,8 @@ function M.create()
   local create = vim.api.nvim_create_user_command
   create("ForgeRun", function(o)
     M.run(o.args, { range = o.range, line1 = o.line1, line2 = o.line2 })
-  end, { nargs = "+", range = true, desc = "Run the Forge agent with a prompt (on the selection, if any)" })
+  end, { nargs = "*", range = true, desc = "Run the Forge agent with a prompt (on the selection, if any)" })
+  create("ForgeContinue", no_args(M.continue), { desc = "Continue the last interrupted Forge turn" })
   create("ForgeCancel", no_args(M.cancel), { desc = "Cancel the running Forge turn" })
   create("ForgeStatus", no_args(M.status), { desc = "Show Forge status" })
   create("ForgeConfig", no_args(M.show_config), { desc = "Show Forge's effective config and sources" })
@@ -161,6 +232,25 @@ function M.create()
   create("ForgeConversations", no_args(M.conversations), { desc = "Pick a Forge conversation to continue" })
   create("ForgeLog", no_args(log.open), { desc = "Open the Forge event log" })
   create("ForgeTrust", no_args(M.trust), { desc = "Trust this workspace's .forge.toml and .forge/ (forge.trust)" })
+  M.create_plugs()
+end
+
+--- <Plug>(forge-...) mappings, one per command, for keymaps of one's own (and which-key).
+function M.create_plugs()
+  local function plug(modes, name, rhs, desc)
+    vim.keymap.set(modes, "<Plug>(forge-" .. name .. ")", rhs, { silent = true, desc = desc })
+  end
+  plug("n", "run", "<Cmd>ForgeRun<CR>", "Forge: run a prompt (asked for)")
+  -- From Visual mode ":" gives the selection as the range.
+  plug("x", "run", ":ForgeRun<CR>", "Forge: run a prompt on the selection")
+  plug("n", "cancel", "<Cmd>ForgeCancel<CR>", "Forge: cancel the running turn")
+  plug("n", "continue", "<Cmd>ForgeContinue<CR>", "Forge: continue the interrupted turn")
+  plug("n", "status", "<Cmd>ForgeStatus<CR>", "Forge: status")
+  plug("n", "log", "<Cmd>ForgeLog<CR>", "Forge: open the log")
+  plug("n", "new", "<Cmd>ForgeNew<CR>", "Forge: new conversation")
+  plug("n", "conversations", "<Cmd>ForgeConversations<CR>", "Forge: pick a conversation")
+  plug("n", "config", "<Cmd>ForgeConfig<CR>", "Forge: show the config")
+  plug("n", "trust", "<Cmd>ForgeTrust<CR>", "Forge: trust this workspace")
 end
 
 return M

@@ -8,6 +8,7 @@ local M = {}
 ---@field autostart_markers string[] opening a file below one of these starts the server (others wait for a :Forge command)
 ---@field notify boolean show results, retries and questions' outcomes with vim.notify
 ---@field auto_continue boolean answer "Continue" after an interrupt without asking
+---@field reply "float"|"split"|"none" where a completed turn's reply is shown
 ---@field on_event fun(event: table)|nil called with every forge/event after the plugin has shown it
 M.options = {
   cmd = { "forge-lsp" },
@@ -16,6 +17,7 @@ M.options = {
   autostart_markers = { ".forge.toml" },
   notify = true,
   auto_continue = false,
+  reply = "float",
 }
 
 --- Whether setup() was called: its options then describe the server, not vim.lsp.config("forge").

@@ -8,12 +8,23 @@ local M = {}
 
 -- What the events told so far: for the statusline, the turn's status and progress message and the
 -- last turn's usage; for the log, the assistant text streamed since its last line.
-local state = { status = "idle", turn_id = nil, progress = nil, last_usage = nil, text = nil }
+local state = { status = "idle", turn_id = nil, progress = nil, last_usage = nil, text = nil, interrupted = false }
 
 local levels = vim.log.levels
 
+--- "1 request", "2 requests".
+local function count(n, one, many)
+  n = tonumber(n) or 0
+  return string.format("%d %s", n, n == 1 and one or (many or one .. "s"))
+end
+M.count = count
+
 local function summary_line(s)
-  return string.format("%d requests, %d tool calls, %d failures", s.requests or 0, s.toolCalls or 0, s.failures or 0)
+  return table.concat({
+    count(s.requests, "request"),
+    count(s.toolCalls, "tool call"),
+    count(s.failures, "failure"),
+  }, ", ")
 end
 
 local function format_event(e)
@@ -25,7 +36,7 @@ local function format_event(e)
   elseif t == "toolCallFinished" then
     return string.format("  %s %s", e.ok and "✓" or "✗", e.tool)
   elseif t == "retry" then
-    return string.format("  ↻ %s failed: %d of %d attempts left", e.tool, e.attemptsLeft, e.limit)
+    return string.format("  ↻ %s failed: %d of %s left", e.tool, e.attemptsLeft, count(e.limit, "attempt"))
   elseif t == "llmRetry" then
     return string.format("  ⟳ model request retry %d in %d ms: %s", e.attempt, e.delayMs, e.cause)
   elseif t == "interrupt" then
@@ -47,7 +58,15 @@ local function announce_finished(e)
   if e.status == "completed" then
     notify("Forge: turn completed (" .. summary_line(s) .. ")")
   elseif e.status == "cancelled" then
-    notify("Forge: turn cancelled")
+    local killed = state.cancelled_tool
+    state.cancelled_tool = nil
+    if killed == "shell" then
+      notify("Forge: turn cancelled; the running shell command was killed")
+    elseif killed then
+      notify("Forge: turn cancelled; the running " .. killed .. " was stopped")
+    else
+      notify("Forge: turn cancelled")
+    end
   elseif e.status == "failed" and not s.error then
     notify("Forge: turn failed (" .. summary_line(s) .. ")", levels.ERROR)
   end
@@ -76,22 +95,31 @@ local function handle_event(event)
   if t == "turnStarted" then
     state.status = "running"
     state.turn_id = event.turnId
+    state.interrupted = false
   elseif t == "toolCallStarted" then
     state.status = "running " .. event.tool
+    state.tool = event.tool
+  elseif t == "toolCallFinished" then
+    state.tool = nil
   elseif t == "retry" then
     state.status = string.format("retry %d left (%s)", event.attemptsLeft, event.tool)
-    notify(string.format("Forge: %s failed; %d attempt(s) left", event.tool, event.attemptsLeft), levels.WARN)
+    notify(string.format("Forge: %s failed; %s left", event.tool, count(event.attemptsLeft, "attempt")), levels.WARN)
   elseif t == "interrupt" then
     state.status = "interrupted"
+    state.interrupted = true
   elseif t == "turnFinished" then
     if event.status ~= "interrupted" then
       state.status = "idle"
     end
     state.turn_id = nil
+    state.tool = nil
+    -- The turn's progress message goes with it (should its progress end not come).
+    state.progress = nil
     if type(event.usage) == "table" then
       state.last_usage = event.usage
     end
     announce_finished(event)
+    require("forge.reply").show(event)
   end
   vim.cmd("redrawstatus")
 end
@@ -115,15 +143,41 @@ function M.on_event(_, event)
   end
 end
 
+--- A token count as people read it: "980 tokens", "12.3k tokens".
+function M.tokens_text(n)
+  n = tonumber(n) or 0
+  if n >= 1000 then
+    return string.format("%.1fk tokens", n / 1000)
+  end
+  return count(n, "token")
+end
+
+--- The user cancelled: the tool running then (a shell command is killed) is named when the turn ends.
+function M.note_cancel()
+  state.cancelled_tool = state.turn_id and state.tool or nil
+end
+
 --- A usage {promptTokens, completionTokens, cost} as "12.3k tokens $0.0321" ("cost unknown" when unpriced).
 function M.usage_text(u)
   if type(u) ~= "table" then
     return ""
   end
   local n = (tonumber(u.promptTokens) or 0) + (tonumber(u.completionTokens) or 0)
-  local tokens = n >= 1000 and string.format("%.1fk", n / 1000) or tostring(n)
+  local tokens = M.tokens_text(n)
   local cost = type(u.cost) == "number" and string.format("$%.4f", u.cost) or "cost unknown"
-  return tokens .. " tokens " .. cost
+  return tokens .. " " .. cost
+end
+
+--- Whether the last turn was interrupted and not continued or stopped since (:ForgeContinue).
+function M.interrupted()
+  return state.interrupted == true
+end
+
+--- Stop was the answer to Continue: the interrupted turn is over.
+function M.stop()
+  state.interrupted = false
+  state.status = "idle"
+  vim.cmd("redrawstatus")
 end
 
 --- Another conversation was opened: the last turn's usage is not its.

@@ -46,14 +46,32 @@ local function check_neovim()
   end
 end
 
+--- The command that starts the server, and where it was set: vim.lsp.config("forge") when the
+--- plugin is used the 0.11 way (no setup()), else setup()'s cmd.
+local function server_cmd()
+  if not config.did_setup and vim.fn.has("nvim-0.11") == 1 and vim.lsp.config then
+    local ok_config, native = pcall(function()
+      return vim.lsp.config.forge
+    end)
+    if ok_config and type(native) == "table" and native.cmd then
+      return native.cmd, 'vim.lsp.config("forge")'
+    end
+  end
+  return config.options.cmd, "setup()"
+end
+
 local function check_server()
-  local cmd = config.options.cmd
+  local cmd, where = server_cmd()
+  if type(cmd) == "function" then
+    info("cmd (" .. where .. ") is a function: not checked here")
+    return
+  end
   if type(cmd) ~= "table" or not cmd[1] then
     fail("cmd is not a list of strings: " .. vim.inspect(cmd))
     return
   end
   if vim.fn.executable(cmd[1]) ~= 1 then
-    fail(cmd[1] .. " not found on PATH", {
+    fail(cmd[1] .. " not found on PATH (cmd of " .. where .. ")", {
       "pip install forge-lsp (or point cmd at a Python that has it: { 'python3', '-m', 'forge_lsp' })",
     })
     return
@@ -107,16 +125,34 @@ local function check_workspace()
   return root, client
 end
 
+--- Whether the server reported the workspace's model as ignored (an "untrusted" diagnostic at model).
+local function model_ignored(root)
+  local fbuf = vim.fn.bufnr(root .. "/.forge.toml")
+  if fbuf == -1 then
+    return false
+  end
+  for _, d in ipairs(vim.diagnostic.get(fbuf)) do
+    if d.code == "untrusted" and tostring(d.message):match("^model:") then
+      return true
+    end
+  end
+  return false
+end
+
 local function check_trust(root, client)
   if not root then
     return
   end
-  if trust.neovim_trusts(root) then
+  local neovim_trusts = trust.neovim_trusts(root)
+  if neovim_trusts then
     ok("Neovim's trust store (vim.secure.trust) trusts " .. root .. "/.forge.toml")
-  elseif vim.secure then
-    info("Neovim's trust store does not list " .. root .. "/.forge.toml (or it changed since)")
   end
   if not client then
+    if vim.secure and not neovim_trusts then
+      warn("Neovim's trust store does not list " .. root .. "/.forge.toml (or it changed since)", {
+        ":ForgeTrust trusts it (once the server runs), or `forge-lsp trust " .. root .. "`",
+      })
+    end
     return
   end
   local params = { command = "forge.status", arguments = { vim.empty_dict() } }
@@ -127,9 +163,24 @@ local function check_trust(root, client)
     warn("forge.status did not answer: " .. vim.inspect(response and response.err))
     return
   end
-  ok("model " .. tostring(status.model) .. ", limit " .. tostring(status.limit))
+  local model = status.model ~= vim.NIL and status.model or nil
+  if model then
+    ok("model " .. tostring(model) .. ", limit " .. tostring(status.limit))
+  elseif status.trusted == false and model_ignored(root) then
+    warn("no model: the workspace's model is ignored because the workspace is not trusted", {
+      ":ForgeTrust (or `forge-lsp trust " .. root .. "`) to trust it, or settings.model in setup()",
+    })
+  else
+    warn("no model is set", {
+      'model = "provider/name" in .forge.toml or ~/.config/forge-lsp/config.toml, or settings.model in setup()',
+    })
+  end
   if status.trusted == true then
-    ok("the server trusts this workspace")
+    if neovim_trusts or not vim.secure then
+      ok("the server trusts this workspace")
+    else
+      ok("the server trusts this workspace (Neovim's trust store does not list it: :ForgeTrust adds it)")
+    end
   elseif status.trusted == false then
     warn("the workspace is not trusted: settings that run code or send data elsewhere are ignored", {
       ":ForgeTrust (or `forge-lsp trust " .. root .. "`) to trust it",

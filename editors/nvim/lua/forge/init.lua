@@ -35,6 +35,7 @@ M.statusline = events.statusline
 -- What the :Forge commands do; each takes, last, an optional callback with the server's answer.
 M.run = commands.run
 M.cancel = commands.cancel
+M.continue = commands.continue
 M.status = commands.status
 M.new_conversation = commands.new_conversation
 M.conversations = commands.conversations

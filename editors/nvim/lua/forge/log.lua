@@ -9,6 +9,8 @@ local log_buf = nil
 local function log_buffer()
   if not (log_buf and vim.api.nvim_buf_is_valid(log_buf)) then
     log_buf = scratch.buffer("forge://log", "forgelog")
+    -- Read-only to the user: only the plugin appends.
+    vim.bo[log_buf].modifiable = false
   end
   return log_buf
 end
@@ -25,11 +27,13 @@ function M.append(lines)
   local buf = log_buffer()
   local count = vim.api.nvim_buf_line_count(buf)
   local first = vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1]
+  vim.bo[buf].modifiable = true
   if count == 1 and first == "" then
     vim.api.nvim_buf_set_lines(buf, 0, 1, false, split)
   else
     vim.api.nvim_buf_set_lines(buf, count, count, false, split)
   end
+  vim.bo[buf].modifiable = false
   -- A visible log window follows the end.
   for _, win in ipairs(vim.api.nvim_list_wins()) do
     if vim.api.nvim_win_get_buf(win) == buf then
