@@ -332,7 +332,9 @@ def test_neovims_trust_of_a_workspace_that_cannot_be_trusted_says_why(tmp_path: 
     s = Screen(nvim, ws, home)
     try:
         shown = s.wait_for("outside the workspace", fail_on=tuple(e for e in ERRORS if e != "Press ENTER"))
-        assert "this workspace cannot be trusted, though the editor trusts it: .forge.toml is a link outside" in " ".join(shown.split()), shown
+        assert "this workspace cannot be trusted, though the editor trusts it: .forge.toml is a link outside" in " ".join(
+            shown.split()
+        ), shown
         assert "Trust this workspace?" not in shown, shown
     finally:
         s.close()
