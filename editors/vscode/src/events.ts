@@ -25,12 +25,21 @@ interface Summary {
  * is told as well as one started from the palette). An interrupt is told by the server's own
  * Continue request and a failure by its error message: nothing more here, or the user gets two.
  */
+/** "1 request", "2 requests", "0 failures". */
+export function plural(n: number, noun: string): string {
+  return `${String(n)} ${noun}${n === 1 ? "" : "s"}`;
+}
+
 export function turnNotice(e: ForgeEvent): Notice | undefined {
   if (e.type !== "turnFinished") {
     return undefined;
   }
   const s = (e.summary ?? {}) as Summary;
-  const counts = `${s.requests ?? 0} requests, ${s.toolCalls ?? 0} tool calls, ${s.failures ?? 0} failures`;
+  const counts = [
+    plural(s.requests ?? 0, "request"),
+    plural(s.toolCalls ?? 0, "tool call"),
+    plural(s.failures ?? 0, "failure"),
+  ].join(", ");
   switch (e.status) {
     case "completed":
       return { level: "info", message: `Forge: turn completed (${counts})` };

@@ -128,7 +128,7 @@ describe("real VS Code (code-server 1.139, Chromium)", { skip, timeout: 600_000 
 
     it("Continue starts a new turn, which completes and clears the last turn's problems", async () => {
       await vs.pressNotificationButton(/Maximum tool failure limit \(3\)/, "Continue");
-      await vs.waitToast(/^Forge: turn completed \(1 requests, 0 tool calls, 0 failures\)$/);
+      await vs.waitToast(/^Forge: turn completed \(1 request, 0 tool calls, 0 failures\)$/);
       await vs.waitStatus(/Forge: idle/);
       await vs.waitProblems((p) => markers(p, "forge").length === 0);
       await vs.shot("continue-completed");
@@ -210,7 +210,7 @@ describe("real VS Code (code-server 1.139, Chromium)", { skip, timeout: 600_000 
     async function run(prompt) {
       await vs.command("Forge: Run Agent");
       await vs.answerInput(prompt, "What should Forge do?");
-      await vs.waitToast(/^Forge: turn completed \(1 requests, 0 tool calls, 0 failures\)$/);
+      await vs.waitToast(/^Forge: turn completed \(1 request, 0 tool calls, 0 failures\)$/);
       await vs.clearNotifications();
     }
     /** The rows of the Open Conversation quick pick: [{label, description}]. */

@@ -20,7 +20,7 @@ test("a turn ends with one notice: completed and cancelled here; interrupted and
   const summary = { requests: 2, toolCalls: 1, failures: 0 };
   assert.deepEqual(turnNotice({ type: "turnFinished", turnId: "t", status: "completed", summary }), {
     level: "info",
-    message: "Forge: turn completed (2 requests, 1 tool calls, 0 failures)",
+    message: "Forge: turn completed (2 requests, 1 tool call, 0 failures)",
   });
   assert.deepEqual(turnNotice({ type: "turnFinished", turnId: "t", status: "cancelled", summary }), { level: "info", message: "Forge: turn cancelled" });
   assert.equal(turnNotice({ type: "turnFinished", turnId: "t", status: "interrupted", summary }), undefined);

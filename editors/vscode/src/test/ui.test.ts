@@ -77,7 +77,7 @@ test("an interrupt is one notification with Continue; the Continue turn's result
     assert.equal(shown.length, 2, JSON.stringify(shown));
     assert.match(shown[0].message, /Maximum tool failure limit \(3\) reached/);
     assert.deepEqual(shown[0].actions, ["Continue"]);
-    assert.equal(shown[1].message, "Forge: turn completed (1 requests, 0 tool calls, 0 failures)");
+    assert.equal(shown[1].message, "Forge: turn completed (1 request, 0 tool calls, 0 failures)");
 
     const count = (prefix: string) => output.filter((l) => l.startsWith(prefix)).length;
     assert.equal(count("■ turn interrupted"), 1, output.join("\n"));
