@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as t
@@ -27,9 +28,10 @@ from forge_lsp.lsp.config_report import (
     watch_files,
 )
 from forge_lsp.lsp.folders import runtime_for
-from forge_lsp.lsp.language_server import ForgeLanguageServer
+from forge_lsp.lsp.language_server import ForgeLanguageServer, uri_to_path
 from forge_lsp.lsp.protocol import request_id
 from forge_lsp.lsp.selection import with_selection
+from forge_lsp.lsp.user_saves import disk_text
 from forge_lsp.redact import redact_data
 
 if TYPE_CHECKING:
@@ -103,16 +105,72 @@ async def did_change_configuration(ls: ForgeLanguageServer, params: t.DidChangeC
         await pull_configuration(ls)
 
 
+SAVE_WAIT_SECS = 1.0
+"""How long a watched change that is an open buffer being saved waits for the editor's didSave."""
+
+
 def did_change_watched_files(ls: ForgeLanguageServer, params: t.DidChangeWatchedFilesParams) -> None:
-    """.forge.toml or a template changed on disk: read them again."""
+    """.forge.toml or a template changed on disk: read them again.
+
+    When every change is an open buffer the user is saving (the disk holds its text), its didSave
+    decides about trust first (a watcher may be faster than didSave): the reload waits a moment."""
+    if params.changes and all(being_saved(ls, change.uri) for change in params.changes):
+        asyncio.get_running_loop().call_later(SAVE_WAIT_SECS, reload_files, ls)
+        return
     reload_files(ls)
 
 
+def being_saved(ls: ForgeLanguageServer, uri: str) -> bool:
+    """uri is a trust-relevant file open in the editor, the user's text, and the disk holds it now."""
+    doc = ls.workspace.text_documents.get(uri)
+    found = trust_document(ls, uri)
+    return found is not None and doc is not None and ls.user_saves.is_users(uri) and disk_text(found[2]) == doc.source
+
+
+def trust_document(ls: ForgeLanguageServer, uri: str) -> tuple[WorkspaceRuntime, str, Path] | None:
+    """The runtime, relative path and path of an open workspace's trust-relevant file uri (else None)."""
+    try:
+        path = uri_to_path(uri)
+    except JsonRpcException:
+        return None
+    for runtime in ls.workspaces:
+        rel = runtime.is_trust_file(path)
+        if rel is not None:
+            return runtime, rel, path
+    return None
+
+
+def buffer_changed(ls: ForgeLanguageServer, uri: str) -> None:
+    """A trust-relevant document opened or changed: note where its text came from (lsp/user_saves.py)."""
+    found = trust_document(ls, uri)
+    doc = ls.workspace.text_documents.get(uri)
+    if found is not None and doc is not None:
+        ls.user_saves.buffer_changed(found[0], found[1], uri, found[2], doc.source)
+
+
+def did_open(ls: ForgeLanguageServer, params: t.DidOpenTextDocumentParams) -> None:
+    buffer_changed(ls, params.text_document.uri)
+
+
+def did_change(ls: ForgeLanguageServer, params: t.DidChangeTextDocumentParams) -> None:
+    buffer_changed(ls, params.text_document.uri)
+
+
+def did_close(ls: ForgeLanguageServer, params: t.DidCloseTextDocumentParams) -> None:
+    ls.user_saves.closed(params.text_document.uri)
+
+
 def did_save(ls: ForgeLanguageServer, params: t.DidSaveTextDocumentParams) -> None:
-    """A saved .forge.toml or template: read them again."""
+    """A saved .forge.toml, template or script: read them again; the user's own save keeps the trust."""
     # Clients without file watchers (Neovim 0.7) still reload on save.
-    path = params.text_document.uri
-    if path.endswith("/" + WORKSPACE_FILE) or "/.forge/templates/" in path:
+    uri = params.text_document.uri
+    found = trust_document(ls, uri)
+    doc = ls.workspace.text_documents.get(uri)
+    if found is not None and doc is not None and ls.user_saves.is_users(uri):
+        runtime, rel, path = found
+        if runtime.keep_trust_after_save(rel, doc.source):
+            ls.user_saves.buffer_changed(runtime, rel, uri, path, doc.source)
+    if found is not None or uri.endswith("/" + WORKSPACE_FILE) or "/.forge/templates/" in uri:
         reload_files(ls)
 
 

@@ -18,6 +18,7 @@ from forge_lsp.core.workspaces import Workspaces
 from forge_lsp.lsp.coalesce import TextCoalescer
 from forge_lsp.lsp.diagnostics import DiagnosticStore
 from forge_lsp.lsp.protocol import ForgeProtocol
+from forge_lsp.lsp.user_saves import UserSaves
 from forge_lsp.render import EventLines
 
 if TYPE_CHECKING:
@@ -58,6 +59,8 @@ class ForgeLanguageServer(LanguageServer):
         """Per workspace, the files that carry its config diagnostics (to clear them on the next report)."""
         self.trust_offered: dict[Path, str] = {}
         """Per workspace, the fingerprint the Trust question was last asked for (asked once per change)."""
+        self.user_saves = UserSaves()
+        """Which saves of .forge.toml (and the other files trust covers) are the user's own."""
         self.background: set[asyncio.Task[Any]] = set()
         self.requests: dict[str | int, Path] = {}
         self.events = TextCoalescer(lambda payload: self.protocol.notify(EVENT_NOTIFICATION, payload))
