@@ -17,6 +17,7 @@ from forge_lsp import __version__
 from forge_lsp.core.workspaces import Workspaces
 from forge_lsp.lsp.coalesce import TextCoalescer
 from forge_lsp.lsp.diagnostics import DiagnosticStore
+from forge_lsp.lsp.file_failures import FileFailures
 from forge_lsp.lsp.protocol import ForgeProtocol
 from forge_lsp.lsp.user_saves import UserSaves
 from forge_lsp.render import EventLines
@@ -51,6 +52,8 @@ class ForgeLanguageServer(LanguageServer):
         super().__init__("forge-lsp", __version__, protocol_cls=ForgeProtocol)
         self.workspaces = Workspaces(lambda root: open_runtime(self, root))
         self.diagnostics = DiagnosticStore(self._publish)
+        self.file_failures = FileFailures(self.diagnostics)
+        """The current turn's diagnostics on the files its tools failed on."""
         self.editor_settings: Any = None
         self.init_settings: dict[str, Any] = {}
         self.client_trusted: bool | None = None
