@@ -93,9 +93,9 @@ class WorkspaceRuntime:
         self.trust_store = trust_store or TrustStore()
         self._client_trusted = trusted
         self._trusted_files: dict[str, str] | None = None
+        """Each trust-relevant file's digest when the store last said trusted (a user's save is checked against it)."""
         self._survey: Survey | None = None
         """The trust-relevant files as the last trust check found them."""
-        """Each trust-relevant file's digest when the store last said trusted (a user's save is checked against it)."""
         self.effective: EffectiveConfig = self.loader.load(trusted=self._is_trusted())
         self.templates = TemplateEngine(self.root, overrides=self.trusted)
         self.registry = ToolRegistry()

@@ -65,14 +65,6 @@ async def initialized(ls: ForgeLanguageServer, params: t.InitializedParams) -> N
     from forge_lsp.llm.litellm_adapter import warm_up, warm_up_delay
 
     ls.log(f"forge-lsp {__version__} ready")
-    # litellm costs seconds of CPU: its import starts now, in a background thread, so that it runs while
-    # the client answers workspace/configuration and a first forge.run sent at once finds it under way.
-    # A turn that comes first waits for it (never imports twice). forge.status says modelLibraryLoaded.
-    delay = warm_up_delay()
-    if delay == 0:
-        warm_up()
-    elif delay is not None:
-        asyncio.get_running_loop().call_later(delay, warm_up)
     try:
         await pull_configuration(ls)
     finally:
@@ -91,6 +83,14 @@ async def initialized(ls: ForgeLanguageServer, params: t.InitializedParams) -> N
     # Templates compile in the background so the first turn does not wait for pybars3.
     for runtime in ls.workspaces:
         asyncio.get_running_loop().run_in_executor(None, runtime.preload_templates)
+    # litellm costs seconds of CPU: its import starts now, in a background thread, once the workspaces are
+    # open (their config and trust first), so a first forge.run sent at once finds it under way. A turn
+    # that comes first waits for it (never imports twice). forge.status says modelLibraryLoaded.
+    delay = warm_up_delay()
+    if delay == 0:
+        warm_up()
+    elif delay is not None:
+        asyncio.get_running_loop().call_later(delay, warm_up)
 
 
 def shutdown(ls: ForgeLanguageServer, params: None) -> None:
