@@ -452,18 +452,24 @@ NOTES = [
     "## Where the time and memory go (measured 2026-12-05 for issue 24, same machine)",
     "",
     "- First model request right after `initialize`: the CPU before the HTTP request is litellm's import (about"
-    " 1.5 s of one idle core: `litellm.main` 0.8 s and `litellm.utils` 0.7 s by `python -X importtime`, mostly"
-    " pydantic models of the openai and litellm types built at import), pybars3's import and the templates (0.3 s)"
-    " and, until now, tiktoken's tables (0.2-0.4 s, see below). The import now starts in a background thread at"
-    " `initialized` (it was 2.5 s later), so a turn sent then finds it under way. On a shared machine the wall time"
-    " is that CPU over the share of a core the server gets: under 2 s at load average ~2.7 on the 2 cores, 3-4 s at"
-    " load ~3.5 (other sessions' test runs).",
+    " 1.5 s of one idle core: `litellm.main` 0.8 s and `litellm.utils` 0.7 s by `python -X importtime`, pydantic"
+    " models of the openai and litellm types and module code; deferring pydantic's schema builds saved ~3%), pybars3's"
+    " import and the templates (0.3 s) and, until now, tiktoken's tables (0.2-0.4 s, see below). The templates then"
+    " litellm now load in the background as soon as `initialized` has opened the workspaces (litellm was 2.5 s"
+    " later). Measured before (3b2f6da) and after, interleaved, 3 fresh servers each: 1.95 s and 1.88 s at load"
+    " average 1.4; 3.99 s and 3.89 s with three extra CPU-bound processes on the 2 cores (load 2.7). The row's"
+    " target (< 2 s) holds on a quiet machine, not under that load: litellm's import alone needs more than 2 s of"
+    " a core shared three ways, and what is left of the path is small.",
     "- RSS after one turn: `import litellm` alone holds ~210 MB (tracemalloc of its Python heap, ~150 MB: module"
     " code objects 47 MB, pydantic schemas 21 MB, the model cost map 19 MB, typing/abc/dataclasses 17 MB). litellm"
     " also priced every response as its stream started by counting the prompt with tiktoken, loading cl100k_base"
     " and o200k_base (~41 MB and more, and a whole-history tokenization per request) for a figure forge-lsp does not"
     " use; that count is now Forge's estimate and the tables are never loaded (tests/unit/test_litellm_memory.py)."
-    " What stays is litellm itself: the row against `import litellm` alone shows it.",
+    " What stays is litellm itself: the row against `import litellm` alone shows it. Not tokenizing the history"
+    " also shows in the model-call rows: with 5000 messages, 11 ms a call against 52 ms on 2026-12-03 (65 ms"
+    " against 104 ms with compaction off). The templates and litellm"
+    " used to load in two threads at once, which left ~17 MB more resident after the warm-up (malloc arenas: 292 MB"
+    " against 237 MB one after the other).",
     "- fs_search over 100,000 files: the 1.65× of 2026-12-03 was the machine, not the tool. rg's CPU time is the"
     " same either way (0.47 s against 0.48 s a search, by getrusage of the children); its wall time on the shared"
     " cores swings 2-3× between runs, so five runs of one then five of the other, or medians, gave anything from"

@@ -212,10 +212,10 @@ class ConfigLoader:
         good = self._read_layer(layer, path, found)
         if good is None:
             if layer in self._last_good:
-                then = f"{path.name} is ignored as a whole; its last good version stays in force until it is fixed"
+                then = f"{path.name} is ignored as a whole, so its last good version stays in force until it is fixed"
             else:
-                then = f"{path.name} is ignored as a whole; nothing in it applies until it is fixed"
-            found = [replace(p, message=f"{p.message} ({then})") if not p.key else p for p in found]
+                then = f"{path.name} is ignored as a whole, so nothing in it applies until it is fixed"
+            found = [replace(p, message=f"{p.message}; {then}") if not p.key else p for p in found]
         problems.extend(found)
         return good
 

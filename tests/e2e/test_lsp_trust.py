@@ -268,7 +268,7 @@ async def test_a_syntax_error_keeps_the_last_good_config_of_a_trusted_workspace(
     await until(lambda: any("invalid TOML" in d.message for d in config_diagnostics(client, ws)))
     (diag,) = config_diagnostics(client, ws)
     assert diag.severity == t.DiagnosticSeverity.Error and diag.range.start.line == 1
-    assert ".forge.toml is ignored as a whole; its last good version stays in force" in diag.message
+    assert ".forge.toml is ignored as a whole, so its last good version stays in force" in diag.message
     status = await command(client, "forge.status", {})
     assert (status["model"], status["trusted"]) == ("scripted/script.json", True)
     assert (await command(client, "forge.run", {"prompt": "hi"}))["text"] == "still here"

@@ -132,7 +132,7 @@ def test_last_good_config_stays_in_force(workspace: Path) -> None:
     assert eff.config.max_tool_failure_per_turn == 5
     assert "invalid TOML" in eff.problems[0].message and eff.problems[0].line is not None
     assert eff.problems[0].message.endswith(
-        "(.forge.toml is ignored as a whole; its last good version stays in force until it is fixed)"
+        "; .forge.toml is ignored as a whole, so its last good version stays in force until it is fixed"
     )
     cfg.write_text("max_tool_failure_per_turn = 2\n")
     eff = ld.load(trusted=True)
@@ -344,5 +344,5 @@ def test_a_file_that_does_not_parse_on_a_fresh_start_promises_no_last_good_versi
     (workspace / ".forge.toml").write_text("max_tool_failure_per_turn = [\n")
     eff = loader(workspace).load(trusted=True)
     (problem,) = eff.problems
-    assert problem.message.endswith("(.forge.toml is ignored as a whole; nothing in it applies until it is fixed)")
+    assert problem.message.endswith("; .forge.toml is ignored as a whole, so nothing in it applies until it is fixed")
     assert "last good" not in problem.message and eff.sources["max_tool_failure_per_turn"] == "default"
