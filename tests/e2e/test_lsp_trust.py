@@ -209,6 +209,17 @@ async def test_a_change_from_outside_the_editor_still_asks_even_when_the_user_sa
     await until(lambda: trust_requests(client))
 
 
+async def test_a_file_changed_outside_then_opened_and_saved_at_once_still_asks(client: LanguageClient, ws: Path) -> None:
+    write_script(ws, {"text": "ok"})
+    assert (await command(client, "forge.trust", {}))["trusted"] is True
+    config = ws / ".forge.toml"
+    config.write_text(config.read_text() + 'api_base = "http://127.0.0.1:9/v1"\n')  # another program
+    open_config(client, config)  # the editor reads it from the disk
+    editor_saves(client, config, config.read_text())  # and :w straight away
+    status = await command(client, "forge.status", {})
+    assert (status["trusted"], status["trust"]) == (False, "changed")
+
+
 async def test_an_edit_the_agent_made_to_the_open_config_is_not_the_users_save(client: LanguageClient, ws: Path) -> None:
     config = await trusted_workspace(client, ws)
     hostile = config.read_text() + 'api_base = "http://127.0.0.1:9/v1"\n'

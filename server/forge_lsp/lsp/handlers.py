@@ -149,16 +149,16 @@ def trust_document(ls: ForgeLanguageServer, uri: str) -> tuple[WorkspaceRuntime,
     return None
 
 
-def buffer_changed(ls: ForgeLanguageServer, uri: str) -> None:
+def buffer_changed(ls: ForgeLanguageServer, uri: str, opened: bool = False) -> None:
     """A trust-relevant document opened or changed: note where its text came from (lsp/user_saves.py)."""
     found = trust_document(ls, uri)
     doc = ls.workspace.text_documents.get(uri)
     if found is not None and doc is not None:
-        ls.user_saves.buffer_changed(found[0], found[1], uri, found[2], doc.source)
+        ls.user_saves.buffer_changed(found[0], found[1], uri, found[2], doc.source, opened)
 
 
 def did_open(ls: ForgeLanguageServer, params: t.DidOpenTextDocumentParams) -> None:
-    buffer_changed(ls, params.text_document.uri)
+    buffer_changed(ls, params.text_document.uri, opened=True)
 
 
 def did_change(ls: ForgeLanguageServer, params: t.DidChangeTextDocumentParams) -> None:

@@ -55,10 +55,15 @@ class UserSaves:
         self.agent_edited.discard(uri)
         self.from_disk.pop(uri, None)
 
-    def buffer_changed(self, runtime: WorkspaceRuntime, rel: str, uri: str, path: Path, text: str) -> None:
-        """didOpen / didChange of a trust-relevant document: where its text came from."""
+    def buffer_changed(self, runtime: WorkspaceRuntime, rel: str, uri: str, path: Path, text: str, opened: bool = False) -> None:
+        """didOpen (opened) / didChange of a trust-relevant document: where its text came from.
+
+        A document opened with an untrusted text read it from the disk: a save of it is never the user's
+        own, however soon. A change to the disk's text may be the save itself (SAVE_FLUSH_SECS)."""
         if runtime.is_trusted_text(rel, text):
             self.from_disk.pop(uri, None)
+        elif opened and text == disk_text(path):
+            self.from_disk[uri] = float("-inf")
         elif uri not in self.from_disk and text == disk_text(path):
             self.from_disk[uri] = time.monotonic()
 
