@@ -83,11 +83,20 @@ def cold_start(runs: int) -> None:
         )
 
 
+def litellm_import_rss() -> float:
+    """RSS of a bare Python that imported litellm and nothing else (what the library itself holds)."""
+    code = "import litellm; print(int(open('/proc/self/statm').read().split()[1]) * 4096 / 1e6)"
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_MODE": "PRODUCTION"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    return float(done.stdout.strip().splitlines()[-1])
+
+
 def memory() -> None:
     ws = workspace("scripted/echo")
     sizes = {}
     for name, cmd in {"forge-lsp": FORGE, "bare pygls": BARE}.items():
-        client = RawClient(cmd, settings={})
+        # The warm-up (litellm at `initialized`) off, to see what the server itself holds idle.
+        client = RawClient(cmd, settings={}, env={"FORGE_LSP_WARMUP_DELAY": "off"})
         client.initialize(ws)
         client.notify("initialized", {})
         time.sleep(1.5)
@@ -97,8 +106,9 @@ def memory() -> None:
             sizes["after a turn"] = rss_mb(client.proc.pid)
         client.close()
     base = sizes["bare pygls"]
+    library = statistics.median(litellm_import_rss() for _ in range(3))
     report(
-        "idle RSS after initialize (before the litellm warm-up)",
+        "idle RSS after initialize (warm-up off: FORGE_LSP_WARMUP_DELAY=off)",
         f"{sizes['forge-lsp']:.1f} MB",
         f"bare pygls {base:.1f} MB",
         sizes["forge-lsp"] / base,
@@ -110,6 +120,13 @@ def memory() -> None:
         f"bare pygls {base:.1f} MB",
         sizes["after a turn"] / base,
         "info",
+    )
+    report(
+        "RSS after one turn against what `import litellm` alone holds (tiktoken's tables no longer loaded)",
+        f"{sizes['after a turn']:.1f} MB",
+        f"python -c 'import litellm' {library:.1f} MB",
+        sizes["after a turn"] / library,
+        "≤ 1.25×",
     )
 
 
@@ -137,7 +154,7 @@ def first_model_request(idle_s: float) -> tuple[float, float, float]:
 
 
 def first_request(runs: int) -> None:
-    for idle, label, target in ((0.0, "immediately after initialize", "info"), (15.0, "after 15 s idle", "< 1 s")):
+    for idle, label, target in ((0.0, "immediately after initialize", "< 2 s"), (15.0, "after 15 s idle", "< 1 s")):
         samples = [first_model_request(idle) for _ in range(runs)]
         first = statistics.median(s[0] for s in samples)
         warm = statistics.median(s[1] for s in samples)
@@ -405,10 +422,18 @@ def search(files: int) -> None:
 
     ours()
     plain()
-    t_ours = statistics.median(timed(ours) for _ in range(5))
-    t_plain = statistics.median(timed(plain) for _ in range(5))
+    # Interleaved, and the best of each (timeit's rule): rg's wall time on the shared 2 cores swings 2-3×
+    # from one run to the next with the other sessions' load, so five of one then five of the other, or a
+    # median, put that noise on one side (1.65× on 2026-12-03, 1.0-3.0× in repeated runs since); the least
+    # disturbed run of each is the same (rg's own CPU time is the same too: the tool adds ~1 ms of Python).
+    samples: dict[str, list[float]] = {"ours": [], "plain": []}
+    for _ in range(11):
+        samples["ours"].append(timed(ours))
+        samples["plain"].append(timed(plain))
+    t_ours = min(samples["ours"])
+    t_plain = min(samples["plain"])
     report(
-        f"fs_search over {files} files",
+        f"fs_search over {files} files (best of 11, interleaved with rg's)",
         f"{t_ours * 1000:.0f} ms",
         f"plain rg {t_plain * 1000:.0f} ms",
         t_ours / t_plain,
@@ -423,6 +448,38 @@ def timed(fn: Callable[[], None]) -> float:
     return time.perf_counter() - start
 
 
+NOTES = [
+    "## Where the time and memory go (measured 2026-12-05 for issue 24, same machine)",
+    "",
+    "- First model request right after `initialize`: the CPU before the HTTP request is litellm's import (about"
+    " 1.5 s of one idle core: `litellm.main` 0.8 s and `litellm.utils` 0.7 s by `python -X importtime`, pydantic"
+    " models of the openai and litellm types and module code; deferring pydantic's schema builds saved ~3%), pybars3's"
+    " import and the templates (0.3 s) and, until now, tiktoken's tables (0.2-0.4 s, see below). The templates then"
+    " litellm now load in the background as soon as `initialized` has opened the workspaces (litellm was 2.5 s"
+    " later). Measured before (3b2f6da) and after, interleaved, 3 fresh servers each: 1.95 s and 1.88 s at load"
+    " average 1.4; 3.99 s and 3.89 s with three extra CPU-bound processes on the 2 cores (load 2.7). The row's"
+    " target (< 2 s) holds on a quiet machine, not under that load: litellm's import alone needs more than 2 s of"
+    " a core shared three ways, and what is left of the path is small.",
+    "- RSS after one turn: `import litellm` alone holds ~210 MB (tracemalloc of its Python heap, ~150 MB: module"
+    " code objects 47 MB, pydantic schemas 21 MB, the model cost map 19 MB, typing/abc/dataclasses 17 MB). litellm"
+    " also priced every response as its stream started by counting the prompt with tiktoken, loading cl100k_base"
+    " and o200k_base (~41 MB and more, and a whole-history tokenization per request) for a figure forge-lsp does not"
+    " use; that count is now Forge's estimate and the tables are never loaded (tests/unit/test_litellm_memory.py)."
+    " What stays is litellm itself: the row against `import litellm` alone shows it. Not tokenizing the history"
+    " also shows in the model-call rows: with 5000 messages, 11 ms a call against 52 ms on 2026-12-03 (65 ms"
+    " against 104 ms with compaction off). The templates and litellm"
+    " used to load in two threads at once, which left ~17 MB more resident after the warm-up (malloc arenas: 292 MB"
+    " against 237 MB one after the other).",
+    "- fs_search over 100,000 files: the 1.65× of 2026-12-03 was the machine, not the tool. rg's CPU time is the"
+    " same either way (0.47 s against 0.48 s a search, by getrusage of the children); its wall time on the shared"
+    " cores swings 2-3× between runs, so five runs of one then five of the other, or medians, gave anything from"
+    " 1.0× to 3.0× in repeated runs, either side slower. The best of 11 interleaved runs is the same for rg alone,"
+    " rg with fs_search's flags, environment and session, run_process and the whole tool (240-241 ms each in one"
+    " run): the row now reports that.",
+    "",
+]
+
+
 def write_markdown(path: Path, quick: bool, load: tuple[float, float]) -> None:
     command = "python bench/run.py --quick --write" if quick else "python bench/run.py"
     lines = [
@@ -430,15 +487,17 @@ def write_markdown(path: Path, quick: bool, load: tuple[float, float]) -> None:
         "",
         f"Written by `{command}` on {time.strftime('%Y-%m-%d')} ({os.cpu_count()} cores, Python {sys.version.split()[0]};"
         f" load average {load[0]:.1f} at the start, {load[1]:.1f} at the end: the machine is shared).",
-        "Every figure is measured against a baseline in the same run. The first-model-request rows run a fresh server"
-        " with the default warm-up (litellm imported in the background 2.5 s after `initialized`, see"
-        " FORGE_LSP_WARMUP_DELAY) against the loopback OpenAI-compatible server; the warm baseline is the second turn"
-        " on the same server.",
+        "Every figure is measured against a baseline in the same run (samples of the two interleaved where repeated)."
+        " The first-model-request rows run a fresh server with the default warm-up (litellm imported in a background"
+        " thread as soon as the server is `initialized`, see FORGE_LSP_WARMUP_DELAY) against the loopback"
+        " OpenAI-compatible server; the warm baseline is the second turn on the same server. On a shared machine the"
+        " absolute times follow its load: compare the ratios.",
         "",
         "| benchmark | forge-lsp | baseline | ratio | target |",
         "| --- | --- | --- | --- | --- |",
         *(f"| {a} | {b} | {c} | {d} | {e} |" for a, b, c, d, e in rows),
         "",
+        *NOTES,
     ]
     path.write_text("\n".join(lines))
 

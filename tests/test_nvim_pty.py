@@ -516,3 +516,39 @@ def test_checkhealth_with_the_native_setup(tmp_path: Path) -> None:
         s.assert_clean()
     finally:
         s.close()
+
+
+@pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
+def test_saving_your_own_forge_toml_keeps_the_trust(tmp_path: Path, flavour: str, nvim: str | None) -> None:
+    """A trusted workspace: the user edits .forge.toml in Neovim and :w; no trust question, the model stays."""
+    if nvim is None:
+        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
+    ws = tmp_path / "project"
+    ws.mkdir()
+    (ws / ".forge.toml").write_text('model = "scripted/script.json"\n')
+    (ws / "main.py").write_text("x = 1\n")
+    script(ws, {"text": "Still trusted after the save."})
+    home = tmp_path / "home"
+    home.mkdir()
+    trust(ws, home / "state")
+    s = Screen(nvim, ws, home, user_model=False)  # only the workspace names a model
+    try:
+        s.wait_for("Forge: idle")
+        s.command("ForgeStatus")  # the server has the workspace open, trusted, with its model
+        s.wait_for("scripted/script.json")
+        s.command("edit .forge.toml")
+        s.wait_for('model = "scripted/script.json"')
+        s.keys("g", "g", "O")
+        s.keys("-l", "# my own note")
+        s.command("w")
+        s.wait_for("written")
+        s.command("w")  # a second :w, as people do: still no question
+        time.sleep(1.5)  # a file watcher's event (Neovim 0.11) arrives after the save
+        s.command("ForgeRun hello")
+        shown = s.wait_for("turn completed", fail_on=(*ERRORS, "Trust this workspace", "not trusted"))
+        assert "Trust this workspace" not in shown, shown
+        assert (ws / ".forge.toml").read_text().startswith("# my own note\n")
+        s.command("ForgeLog")
+        s.wait_for("assistant: Still trusted after the save.")
+    finally:
+        s.close()

@@ -193,6 +193,8 @@ class ConfigLoader:
         self.editor: dict[str, Any] = {}
         self._last_good: dict[str, dict[str, Any]] = {}
         self._lines: dict[str, KeyLines] = {}
+        self.last_good_trusted = False
+        """Whether the workspace layer's last good values were read from a trusted workspace."""
 
     @property
     def workspace_path(self) -> Path:
@@ -204,7 +206,26 @@ class ConfigLoader:
         self.editor = dict(snake_keys(settings)) if isinstance(settings, Mapping) else {}
 
     def _file_layer(self, layer: str, path: Path, problems: list[ConfigProblem]) -> dict[str, Any] | None:
-        """The layer's good values, or None when the file cannot be used at all (then its last good applies)."""
+        """The layer's good values, or None when the file cannot be used at all (then its last good applies).
+
+        A file ignored as a whole says so, and what applies instead: its last good config, or (on a
+        fresh start) nothing from it."""
+        found: list[ConfigProblem] = []
+        good = self._read_layer(layer, path, found)
+        if good is None:
+            if layer in self._last_good:
+                then = f"{path.name} is ignored as a whole, so its last good version stays in force until it is fixed"
+            else:
+                then = f"{path.name} is ignored as a whole, so nothing in it applies until it is fixed"
+            found = [replace(p, message=f"{p.message}; {then}") if not p.key else p for p in found]
+        problems.extend(found)
+        return good
+
+    def workspace_parses(self) -> bool:
+        """Whether the workspace's .forge.toml can be used now (missing counts: it sets nothing)."""
+        return self._read_layer("workspace", self.workspace_path, []) is not None
+
+    def _read_layer(self, layer: str, path: Path, problems: list[ConfigProblem]) -> dict[str, Any] | None:
         try:
             info = path.stat()
         except FileNotFoundError:
@@ -295,6 +316,8 @@ class ConfigLoader:
                 layer = self._last_good.get(name, {})
             else:
                 self._last_good[name] = layer
+                if name == "workspace":
+                    self.last_good_trusted = trusted
             if name == "workspace" and not trusted:
                 layer = self._untrusted(layer, problems, values)
             for key, value in layer.items():

@@ -23,7 +23,7 @@ import stat
 import time
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from forge_lsp.domain.config import SCRIPTED_PREFIX, WORKSPACE_FILE
 from forge_lsp.userfiles import read_table, write_json
@@ -183,21 +183,81 @@ def _digest_file(h: Any, path: Path, root: Path) -> None:
     _digest_content(h, target)
 
 
-def _survey(root: Path) -> tuple[str, str | None]:
-    """The fingerprint of root's trust-relevant files and why it cannot be trusted (None: it can)."""
+class _Tee:
+    """Feeds what it is given into several hashes: the whole fingerprint and one file's own digest."""
+
+    def __init__(self, *hashes: Any) -> None:
+        self.hashes = hashes
+
+    def update(self, data: bytes) -> None:
+        for h in self.hashes:
+            h.update(data)
+
+
+class Survey(NamedTuple):
+    """root's trust-relevant files as they are now: the fingerprint, why it cannot be trusted (None: it
+    can), and each file's own digest by its path relative to root (the same bytes as the fingerprint's)."""
+
+    fingerprint: str
+    reason: str | None
+    files: dict[str, str]
+
+
+def survey(root: Path) -> Survey:
+    """The fingerprint of root's trust-relevant files, each file's digest, and why it cannot be trusted."""
     root = root.resolve()
     reason = refusal(root)
     h = hashlib.sha256(b"forge-lsp trust v2")
     if reason is not None:
         h.update(b"\0refused\0" + reason.encode("utf-8", "surrogateescape"))
+    files: dict[str, str] = {}
     for path in trust_files(root):  # every file in full: .forge.toml, each template, the script
-        _digest_file(h, path, root)
-    return h.hexdigest(), reason
+        own = hashlib.sha256()
+        _digest_file(_Tee(h, own), path, root)
+        files[_rel(path, root)] = own.hexdigest()
+    return Survey(h.hexdigest(), reason, files)
+
+
+def text_digest(rel: str, data: bytes) -> str:
+    """The digest survey() gives a regular file (no link) at rel holding exactly data: an editor's
+    buffer compared with what trust covers, without reading the disk again."""
+    own = hashlib.sha256(b"\0path\0" + rel.encode("utf-8", "surrogateescape"))
+    own.update(b"\0target\0" + rel.encode("utf-8", "surrogateescape"))
+    own.update(b"\0size\0" + str(len(data)).encode() + b"\0content\0" + data)
+    return own.hexdigest()
 
 
 def fingerprint(root: Path) -> str:
     """sha256 over the trust-relevant files of root: names, link texts and every byte they resolve to."""
-    return _survey(root)[0]
+    return survey(root).fingerprint
+
+
+def save_keeps_trust(trusted: dict[str, str], now: Survey, rel: str, data: bytes) -> bool:
+    """Whether the only change since the files were trusted is rel now holding exactly data.
+
+    trusted: each file's digest when the workspace was last trusted. The user saved data to rel in
+    the editor: every other trust-relevant file must be as trusted (none added; one gone is used no
+    more), and rel on disk must be exactly what the user saved (a plain file, not a link).
+    """
+    if now.reason is not None or now.files.get(rel) != text_digest(rel, data):
+        return False
+    return all(trusted.get(name) == digest for name, digest in now.files.items() if name != rel)
+
+
+def unchanged_but(root: Path, trusted: dict[str, str], now: Survey, rel: str) -> bool:
+    """Whether every trust-relevant file but rel is as trusted: none added, each trusted one (even
+    one no longer listed, as the script of a .forge.toml that does not parse) the same now."""
+    root = root.resolve()
+    if now.reason is not None or any(name not in trusted for name in now.files if name != rel):
+        return False
+    for name, digest in trusted.items():
+        if name == rel:
+            continue
+        own = hashlib.sha256()
+        _digest_file(own, root / name, root)
+        if own.hexdigest() != digest:
+            return False
+    return True
 
 
 class TrustStore:
@@ -215,30 +275,34 @@ class TrustStore:
 
     def state(self, root: Path) -> str:
         """TRUSTED, CHANGED (trusted once, a trust-relevant file changed since) or UNTRUSTED."""
+        return self.check(root)[0]
+
+    def check(self, root: Path) -> tuple[str, Survey | None]:
+        """state() and the survey it compared (None when root was never trusted)."""
         entry = self._read().get(str(root.resolve()))
         if not isinstance(entry, dict):
-            return UNTRUSTED
-        digest, reason = _survey(root)
-        if reason is not None:  # never trusted, whatever was recorded
-            return CHANGED
-        return TRUSTED if entry.get("fingerprint") == digest else CHANGED
+            return UNTRUSTED, None
+        found = survey(root)
+        if found.reason is not None:  # never trusted, whatever was recorded
+            return CHANGED, found
+        return (TRUSTED if entry.get("fingerprint") == found.fingerprint else CHANGED), found
 
     def is_trusted(self, root: Path) -> bool:
         """Whether the user trusts root as its trust-relevant files are now."""
         return self.state(root) == TRUSTED
 
-    def trust(self, root: Path) -> str:
-        """Record root as trusted with its current files; returns the fingerprint.
+    def trust(self, root: Path, found: Survey | None = None) -> str:
+        """Record root as trusted with its current files (found: as surveyed then); returns the fingerprint.
 
         Raises NotTrustable (nothing recorded) when refusal() says why root cannot be trusted.
         """
-        digest, reason = _survey(root)
-        if reason is not None:
-            raise NotTrustable(f"{root.resolve()} cannot be trusted: {reason}")  # as cannot_trust() says it
+        found = found or survey(root)
+        if found.reason is not None:
+            raise NotTrustable(f"{root.resolve()} cannot be trusted: {found.reason}")  # as cannot_trust() says it
         folders = self._read()
-        folders[str(root.resolve())] = {"fingerprint": digest, "trustedAt": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        folders[str(root.resolve())] = {"fingerprint": found.fingerprint, "trustedAt": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         self._write(folders)
-        return digest
+        return found.fingerprint
 
     def revoke(self, root: Path) -> bool:
         """Forget root's trust; True when it was recorded."""

@@ -164,7 +164,9 @@ def test_a_turn_reads_writes_and_asks_before_a_command(nvim: str, workspace: Pat
 
 
 def test_a_refused_prompt_says_why_in_the_chat(nvim: str, workspace: Path) -> None:
-    (workspace / ".forge.toml").write_text('model = "scripted/echo"\n')  # untrusted: the model is ignored
+    # Untrusted: a script file of the workspace is ignored (a builtin script such as scripted/echo would apply).
+    (workspace / "script.json").write_text('{"responses": [{"text": "never sent"}]}')
+    (workspace / ".forge.toml").write_text('model = "scripted/script.json"\n')
     seen = chat(nvim, workspace, "hi")
     text = seen["text"]
     assert "The prompt was not run: no model is set" in text and f"forge-lsp trust {workspace.resolve()}" in text

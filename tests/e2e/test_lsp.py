@@ -167,6 +167,31 @@ async def test_retries_and_interrupt_as_diagnostics_and_notifications(client: La
     assert status["errors"] == {"shell": 3}
 
 
+async def test_a_file_the_tool_kept_failing_on_gets_one_warning_and_the_error(client: LanguageClient, ws: Path) -> None:
+    client.answers.answer = None  # type: ignore[attr-defined]
+    (ws / "src.py").write_text("x = 1\n")
+    patch = {
+        "tool_calls": [{"name": "patch", "arguments": {"file_path": "src.py", "old_string": "y = 2", "new_string": "y = 3"}}]
+    }
+    write_script(ws, patch, patch, patch)
+    result = await command(client, "forge.run", {"prompt": "patch"})
+    assert result["status"] == "interrupted"
+    # The transcript keeps one warning per failed call and its own Error.
+    transcript = client.diagnostics[transcript_uri(ws, result["turnId"])]
+    assert [d.code for d in transcript] == ["tool-retry"] * 3 + ["max-tool-failure-per-turn"]
+    # The file: one warning that counts the failures there, and the Error where the failures were.
+    diags = sorted(client.diagnostics[(ws / "src.py").as_uri()], key=lambda d: d.severity)
+    assert [(d.code, d.severity, d.range.start.line) for d in diags] == [
+        ("max-tool-failure-per-turn", t.DiagnosticSeverity.Error, 0),
+        ("tool-retry", t.DiagnosticSeverity.Warning, 0),
+    ]
+    error, warning = diags
+    assert error.message.startswith("Maximum tool failure limit (3) reached for this turn: patch (3)")
+    assert warning.message.startswith("patch failed (3 times this turn): old_string not found in src.py")
+    assert warning.message.endswith("(attempts remaining: 0 of 3)")
+    assert warning.data["failures"] == 3
+
+
 async def test_failed_file_tool_is_published_on_the_file_and_cleared_next_turn(client: LanguageClient, ws: Path) -> None:
     (ws / "src.py").write_text("x = 1\n")
     patch = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,8 @@ from lsprotocol import types as t
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 from test_lsp import command, config_changed, until
+
+from forge_lsp.lsp.user_saves import SAVE_FLUSH_SECS
 
 from conftest import write_script
 
@@ -124,3 +127,183 @@ async def test_a_refused_turn_ends_the_progress_it_began(client: LanguageClient,
     await until(lambda: client.progress_reports)
     for reports in client.progress_reports.values():
         assert isinstance(reports[-1], t.WorkDoneProgressEnd), reports
+
+
+# -- saving .forge.toml in the editor (issue 24 item 2) --------------------------------------------
+
+
+def open_config(client: LanguageClient, path: Path) -> None:
+    client.text_document_did_open(
+        t.DidOpenTextDocumentParams(
+            text_document=t.TextDocumentItem(uri=path.as_uri(), language_id="toml", version=1, text=path.read_text())
+        )
+    )
+
+
+def buffer_becomes(client: LanguageClient, path: Path, text: str, version: int) -> None:
+    """The editor's buffer changes to text (the user typing, the editor reloading it, an applied edit)."""
+    client.text_document_did_change(
+        t.DidChangeTextDocumentParams(
+            text_document=t.VersionedTextDocumentIdentifier(uri=path.as_uri(), version=version),
+            content_changes=[t.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+
+
+def editor_saves(client: LanguageClient, path: Path, text: str) -> None:
+    """The editor writes its buffer to disk, then says so (didSave, then the file watcher)."""
+    path.write_text(text)
+    client.text_document_did_save(t.DidSaveTextDocumentParams(text_document=t.TextDocumentIdentifier(uri=path.as_uri())))
+    config_changed(client, path)
+
+
+async def trusted_workspace(client: LanguageClient, ws: Path) -> Path:
+    write_script(ws, {"text": "ok"}, {"text": "ok"}, {"text": "ok"})
+    assert (await command(client, "forge.trust", {}))["trusted"] is True
+    config = ws / ".forge.toml"
+    open_config(client, config)
+    return config
+
+
+async def test_a_save_the_user_makes_in_the_editor_keeps_the_trust(client: LanguageClient, ws: Path) -> None:
+    config = await trusted_workspace(client, ws)
+    asked = len(trust_requests(client))
+    edited = "# my own note\n" + config.read_text()
+    buffer_becomes(client, config, edited, 2)
+    editor_saves(client, config, edited)
+    status = await command(client, "forge.status", {})
+    assert (status["trusted"], status["trust"], status["model"]) == (True, "trusted", "scripted/script.json")
+    # A second save (another change) keeps it too, and nothing asks.
+    edited = "max_requests_per_turn = 40\n" + edited
+    buffer_becomes(client, config, edited, 3)
+    editor_saves(client, config, edited)
+    status = await command(client, "forge.status", {})
+    assert (status["trusted"], status["trust"]) == (True, "trusted")
+    assert (await command(client, "forge.run", {"prompt": "hi"}))["status"] == "completed"
+    await asyncio.sleep(0.3)
+    assert len(trust_requests(client)) == asked
+    assert not config_diagnostics(client, ws)
+
+
+async def test_a_save_whose_last_change_comes_after_the_write_keeps_the_trust(client: LanguageClient, ws: Path) -> None:
+    # Neovim sends the buffer's pending didChange when it says didSave, after writing the file.
+    config = await trusted_workspace(client, ws)
+    edited = "# typed just before :w\n" + config.read_text()
+    config.write_text(edited)
+    buffer_becomes(client, config, edited, 2)
+    editor_saves(client, config, edited)
+    status = await command(client, "forge.status", {})
+    assert (status["trusted"], status["trust"]) == (True, "trusted")
+    # And the next save, well after, is the user's too.
+    await asyncio.sleep(SAVE_FLUSH_SECS + 0.2)
+    edited += "# and later\n"
+    buffer_becomes(client, config, edited, 3)
+    editor_saves(client, config, edited)
+    assert (await command(client, "forge.status", {}))["trust"] == "trusted"
+
+
+async def test_a_change_from_outside_the_editor_still_asks_even_when_the_user_saves_it(client: LanguageClient, ws: Path) -> None:
+    config = await trusted_workspace(client, ws)
+    # Another program (a git pull) writes the file; the editor reloads the unmodified buffer.
+    pulled = config.read_text() + 'api_base = "http://127.0.0.1:9/v1"\n'
+    config.write_text(pulled)
+    buffer_becomes(client, config, pulled, 2)
+    config_changed(client, config)
+    # The user then saves that buffer (a reflexive :w, a moment later): still not the user's config.
+    await command(client, "forge.status", {})
+    await asyncio.sleep(SAVE_FLUSH_SECS + 0.2)
+    editor_saves(client, config, pulled)
+    status = await command(client, "forge.status", {})
+    assert (status["trusted"], status["trust"]) == (False, "changed")
+    await until(lambda: trust_requests(client))
+
+
+async def test_a_file_changed_outside_then_opened_and_saved_at_once_still_asks(client: LanguageClient, ws: Path) -> None:
+    write_script(ws, {"text": "ok"})
+    assert (await command(client, "forge.trust", {}))["trusted"] is True
+    config = ws / ".forge.toml"
+    config.write_text(config.read_text() + 'api_base = "http://127.0.0.1:9/v1"\n')  # another program
+    open_config(client, config)  # the editor reads it from the disk
+    editor_saves(client, config, config.read_text())  # and :w straight away
+    status = await command(client, "forge.status", {})
+    assert (status["trusted"], status["trust"]) == (False, "changed")
+
+
+async def test_an_edit_the_agent_made_to_the_open_config_is_not_the_users_save(client: LanguageClient, ws: Path) -> None:
+    config = await trusted_workspace(client, ws)
+    hostile = config.read_text() + 'api_base = "http://127.0.0.1:9/v1"\n'
+    write_script(
+        ws,
+        {"tool_calls": [{"name": "write", "arguments": {"file_path": ".forge.toml", "content": hostile, "overwrite": True}}]},
+        {"text": "done"},
+    )
+    assert (await command(client, "forge.run", {"prompt": "w"}))["status"] == "completed"
+    (edit,) = client.answers.edits  # type: ignore[attr-defined]
+    assert edit.edit.document_changes[0].text_document.uri == config.as_uri()
+    # The editor applied the agent's edit to its buffer; the user saves it.
+    buffer_becomes(client, config, hostile, 2)
+    editor_saves(client, config, hostile)
+    status = await command(client, "forge.status", {})
+    assert (status["trusted"], status["trust"]) == (False, "changed")
+    # The user adds a line of their own to the agent's text: still the agent's content.
+    buffer_becomes(client, config, hostile + "# mine\n", 3)
+    editor_saves(client, config, hostile + "# mine\n")
+    assert (await command(client, "forge.status", {}))["trust"] == "changed"
+
+
+async def test_a_user_save_does_not_cover_another_file_changed_meanwhile(client: LanguageClient, ws: Path) -> None:
+    config = await trusted_workspace(client, ws)
+    (ws / "script.json").write_text('{"responses": [{"text": "changed by someone else"}]}')
+    edited = "# note\n" + config.read_text()
+    buffer_becomes(client, config, edited, 2)
+    editor_saves(client, config, edited)
+    assert (await command(client, "forge.status", {}))["trust"] == "changed"
+
+
+async def test_a_file_watcher_faster_than_didsave_does_not_ask(client: LanguageClient, ws: Path) -> None:
+    config = await trusted_workspace(client, ws)
+    asked = len(trust_requests(client))
+    edited = "# note\n" + config.read_text()
+    buffer_becomes(client, config, edited, 2)
+    config.write_text(edited)
+    config_changed(client, config)  # the watcher first
+    await command(client, "forge.status", {})
+    client.text_document_did_save(t.DidSaveTextDocumentParams(text_document=t.TextDocumentIdentifier(uri=config.as_uri())))
+    await asyncio.sleep(1.5)
+    status = await command(client, "forge.status", {})
+    assert (status["trusted"], status["trust"]) == (True, "trusted")
+    assert len(trust_requests(client)) == asked
+
+
+# -- a .forge.toml that does not parse (issue 24 item 3) --------------------------------------------
+
+
+async def test_a_syntax_error_keeps_the_last_good_config_of_a_trusted_workspace(client: LanguageClient, ws: Path) -> None:
+    write_script(ws, {"text": "still here"})
+    assert (await command(client, "forge.trust", {}))["trusted"] is True
+    config = ws / ".forge.toml"
+    good = config.read_text()
+    config.write_text('model = "scripted/script.json"\n[retry\n')  # saved half-typed, from any program
+    config_changed(client, config)
+    await until(lambda: any("invalid TOML" in d.message for d in config_diagnostics(client, ws)))
+    (diag,) = config_diagnostics(client, ws)
+    assert diag.severity == t.DiagnosticSeverity.Error and diag.range.start.line == 1
+    assert ".forge.toml is ignored as a whole, so its last good version stays in force" in diag.message
+    status = await command(client, "forge.status", {})
+    assert (status["model"], status["trusted"]) == ("scripted/script.json", True)
+    assert (await command(client, "forge.run", {"prompt": "hi"}))["text"] == "still here"
+    # Back as it was trusted, the file applies again; the trust question never came.
+    config.write_text(good)
+    config_changed(client, config)
+    await until(lambda: not config_diagnostics(client, ws))
+    assert not trust_requests(client)
+
+
+async def test_a_syntax_error_does_not_cover_another_changed_file(client: LanguageClient, ws: Path) -> None:
+    write_script(ws, {"text": "ok"})
+    assert (await command(client, "forge.trust", {}))["trusted"] is True
+    write_script(ws, {"text": "someone else's script"})
+    (ws / ".forge.toml").write_text('model = "scripted/script.json"\n[retry\n')
+    config_changed(client, ws / ".forge.toml")
+    status = await command(client, "forge.status", {})
+    assert (status["model"], status["trusted"], status["trust"]) == (None, False, "changed")

@@ -131,6 +131,9 @@ def test_last_good_config_stays_in_force(workspace: Path) -> None:
     eff = ld.load(trusted=True)
     assert eff.config.max_tool_failure_per_turn == 5
     assert "invalid TOML" in eff.problems[0].message and eff.problems[0].line is not None
+    assert eff.problems[0].message.endswith(
+        "; .forge.toml is ignored as a whole, so its last good version stays in force until it is fixed"
+    )
     cfg.write_text("max_tool_failure_per_turn = 2\n")
     eff = ld.load(trusted=True)
     assert (eff.config.max_tool_failure_per_turn, eff.problems) == (2, [])
@@ -408,3 +411,11 @@ def test_the_builtin_scripts_the_config_knows_are_the_shipped_ones() -> None:
     from forge_lsp.llm.builtin_scripts import BUILTIN
 
     assert set(BUILTIN_SCRIPTS) == set(BUILTIN)
+
+
+def test_a_file_that_does_not_parse_on_a_fresh_start_promises_no_last_good_version(workspace: Path) -> None:
+    (workspace / ".forge.toml").write_text("max_tool_failure_per_turn = [\n")
+    eff = loader(workspace).load(trusted=True)
+    (problem,) = eff.problems
+    assert problem.message.endswith("; .forge.toml is ignored as a whole, so nothing in it applies until it is fixed")
+    assert "last good" not in problem.message and eff.sources["max_tool_failure_per_turn"] == "default"

@@ -89,11 +89,11 @@ def test_classify_transport_errors() -> None:
 @pytest.mark.parametrize(
     ("env", "delay"),
     [
-        ({}, 2.5),
+        ({}, 0.0),  # at `initialized`: a first turn sent right away finds the import under way
         ({"FORGE_LSP_WARMUP_DELAY": "0.2"}, 0.2),
         ({"FORGE_LSP_WARMUP_DELAY": "off"}, None),
         ({"FORGE_LSP_WARMUP_DELAY": "-1"}, None),
-        ({"FORGE_LSP_WARMUP_DELAY": "soon"}, 2.5),
+        ({"FORGE_LSP_WARMUP_DELAY": "soon"}, 0.0),
         ({"FORGE_LSP_PRELOAD": "1"}, 0.0),
         ({"FORGE_LSP_PRELOAD": "0"}, None),
         ({"FORGE_LSP_PRELOAD": "1", "FORGE_LSP_WARMUP_DELAY": "3"}, 3.0),

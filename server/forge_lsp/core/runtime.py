@@ -23,7 +23,7 @@ from forge_lsp.core.orchestrator import Emit, Orchestrator, TurnRequest
 from forge_lsp.core.session import Ask, Session, deny_all
 from forge_lsp.core.transcript import TranscriptWriter
 from forge_lsp.core.wording import GENERIC
-from forge_lsp.domain.config import ForgeConfig
+from forge_lsp.domain.config import WORKSPACE_FILE, ForgeConfig
 from forge_lsp.domain.events import Event, TurnSummary
 from forge_lsp.domain.messages import ChatMessage, ToolCall, ToolResult, Usage
 from forge_lsp.domain.template_names import SYSTEM_PROMPT, TURN_TEMPLATES
@@ -33,7 +33,7 @@ from forge_lsp.templates import TemplateEngine
 from forge_lsp.tools.base import DiskFiles, FileStore, Snapshots, ToolContext, ToolFailure, read_regular
 from forge_lsp.tools.registry import ToolRegistry
 from forge_lsp.tools.workspace import Workspace
-from forge_lsp.trust import TEMPLATES_DIR, TrustStore, cannot_trust
+from forge_lsp.trust import TEMPLATES_DIR, Survey, TrustStore, cannot_trust, save_keeps_trust, text_digest, unchanged_but
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +93,10 @@ class WorkspaceRuntime:
         self.loader.set_editor(editor_settings)
         self.trust_store = trust_store or TrustStore()
         self._client_trusted = trusted
+        self._trusted_files: dict[str, str] | None = None
+        """Each trust-relevant file's digest when the store last said trusted (a user's save is checked against it)."""
+        self._survey: Survey | None = None
+        """The trust-relevant files as the last trust check found them."""
         self.effective: EffectiveConfig = self.loader.load(trusted=self._is_trusted())
         self.templates = TemplateEngine(self.root, overrides=self.trusted)
         self.registry = ToolRegistry()
@@ -120,7 +124,17 @@ class WorkspaceRuntime:
         return self.effective.trusted
 
     def _is_trusted(self) -> bool:
-        return self.trust_state() == "trusted"
+        """Trusted as the files are, or still so for a .forge.toml that no longer parses: its last good
+        (trusted) config stays in force, as the problem says, while nothing else trust covers changed."""
+        state = self.trust_state()
+        if state == "trusted":
+            return True
+        if state != "changed" or not self.loader.last_good_trusted or self._trusted_files is None:
+            return False
+        found = self._survey
+        if found is None:
+            return False
+        return unchanged_but(self.root, self._trusted_files, found, WORKSPACE_FILE) and not self.loader.workspace_parses()
 
     def trust_state(self) -> str:
         """ "trusted", "changed" (trusted once; a trust-relevant file changed since) or "untrusted".
@@ -130,10 +144,47 @@ class WorkspaceRuntime:
         if self._client_trusted and self.client_trust_refused() is None:
             return "trusted"
         try:
-            return self.trust_store.state(self.root)
+            state, found = self.trust_store.check(self.root)
         except Exception as exc:  # an unreadable store trusts nothing
             log.warning("trust store: %s", exc)
             return "untrusted"
+        self._survey = found
+        if state == "trusted" and found is not None:
+            self._trusted_files = found.files
+        elif state == "untrusted":
+            self._trusted_files = None
+        return state
+
+    def is_trust_file(self, path: Path) -> str | None:
+        """path relative to the root when trust covers it: .forge.toml, a template, a trusted file (the script)."""
+        try:
+            rel = (path.parent.resolve() / path.name).relative_to(self.root).as_posix()
+        except (OSError, RuntimeError, ValueError):
+            return None
+        if rel == WORKSPACE_FILE or rel.startswith(TEMPLATES_DIR.as_posix() + "/") or rel in (self._trusted_files or {}):
+            return rel
+        return None
+
+    def is_trusted_text(self, rel: str, text: str) -> bool:
+        """Whether text is what rel held when the user last trusted the workspace."""
+        return self._trusted_files is not None and self._trusted_files.get(rel) == text_digest(rel, text.encode())
+
+    def keep_trust_after_save(self, rel: str, text: str) -> bool:
+        """The user saved text to rel in the editor: when that is the only change since they trusted
+        the workspace, record the trust again (True). Anything else changed, and it asks again."""
+        if self._client_trusted or self._trusted_files is None:
+            return False
+        try:
+            state, found = self.trust_store.check(self.root)
+            if state != "changed" or found is None or not save_keeps_trust(self._trusted_files, found, rel, text.encode()):
+                return False
+            self.trust_store.trust(self.root, found)
+        except Exception as exc:  # an unreadable store, a file that cannot be trusted: asked again
+            log.warning("trust store: %s", exc)
+            return False
+        self._trusted_files = found.files
+        log.info("%s: saved in the editor by the user; %s stays trusted", rel, self.root)
+        return True
 
     def client_trust_refused(self) -> str | None:
         """Why the client's trust (VS Code's workspace.isTrusted, `run --trust`) does not apply: the

@@ -1,8 +1,9 @@
 """The model port over litellm: streamed completions, errors classified for retry.
 
-litellm takes seconds to import, so it is imported on first use, or warmed in a
-background thread once the server has been idle FORGE_LSP_WARMUP_DELAY seconds
-(default 2.5) after `initialized`; never at server start.
+litellm takes seconds to import, so it is imported in a background thread as soon as
+the server is `initialized` (FORGE_LSP_WARMUP_DELAY seconds later, default 0; "off":
+on first use), so that a first turn sent right away finds it (nearly) loaded; never
+before `initialize` is answered.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import os
 import re
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -23,6 +24,7 @@ from forge_lsp.domain import retry
 from forge_lsp.domain.config import ForgeConfig
 from forge_lsp.domain.messages import MAX_REPLY_CHARS, AssistantReply, ToolCall, Usage
 from forge_lsp.domain.retry import ModelError
+from forge_lsp.domain.tokens import CHARS_PER_TOKEN, estimate_tokens
 from forge_lsp.llm import scripted
 
 log = logging.getLogger(__name__)
@@ -33,9 +35,9 @@ _warming_lock = threading.Lock()  # not _lock: a turn's import holds that one fo
 _requested = False  # a model request went through litellm: the warm-up has nothing left to do
 
 WARM_UP_DELAY_ENV = "FORGE_LSP_WARMUP_DELAY"
-"""Seconds the server waits, idle after `initialized`, before it loads litellm in the background;
+"""Seconds the server waits after `initialized` before it loads litellm in the background (default 0);
 "off" never does (a turn then loads it itself). The older FORGE_LSP_PRELOAD=1 means 0, =0 means off."""
-DEFAULT_WARM_UP_DELAY_S = 2.5
+DEFAULT_WARM_UP_DELAY_S = 0.0
 
 
 def load_litellm() -> Any:
@@ -72,12 +74,46 @@ def load_litellm() -> Any:
                 from litellm.utils import custom_llm_setup
 
                 custom_llm_setup()
+                _without_tokenizer()
             finally:
                 gc.freeze()
                 if collecting:
                     gc.enable()
             _loaded = litellm
         return _loaded
+
+
+class _NoEncoding:
+    """What litellm hands a custom provider (the scripted model) as its tokenizer: nothing loaded."""
+
+    name = "forge-estimate"
+
+    def encode(self, text: str, *args: Any, **kwargs: Any) -> list[int]:
+        return [0] * ((len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN)
+
+
+def _estimate_tokens(model: Any = None, text: Any = None, messages: Any = None, **kwargs: Any) -> int:
+    """litellm's token_counter, as Forge estimates tokens (chars/4)."""
+    if isinstance(messages, list):
+        return estimate_tokens(m for m in messages if isinstance(m, Mapping))
+    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN if isinstance(text, str) else 0
+
+
+def _without_tokenizer() -> None:
+    """Keep tiktoken's tables (~41 MB resident, seconds to load) out of the server.
+
+    litellm prices each response as its stream starts (a hidden figure, response_cost) by counting
+    the prompt with tiktoken: a whole-history tokenization per request, for a figure forge-lsp does
+    not use (the cost comes from the stream's usage, cost_of). It counts by Forge's estimate instead,
+    and a custom provider (the scripted model) gets no tokenizer of its own.
+    """
+    import litellm.cost_calculator
+    import litellm.main
+
+    if callable(getattr(litellm.cost_calculator, "token_counter", None)):
+        litellm.cost_calculator.token_counter = _estimate_tokens
+    if getattr(litellm.main, "_encoding_cache", "absent") is None:
+        litellm.main._encoding_cache = _NoEncoding()
 
 
 def library_loaded() -> bool:
@@ -131,7 +167,7 @@ def warm_up() -> threading.Thread:
 
 
 def warm_up_delay(env: dict[str, str] | None = None) -> float | None:
-    """How long an idle server waits before warm_up (None: never), from FORGE_LSP_WARMUP_DELAY."""
+    """How long the server waits after `initialized` before warm_up (None: never), from FORGE_LSP_WARMUP_DELAY."""
     env = dict(os.environ) if env is None else env
     value = env.get(WARM_UP_DELAY_ENV)
     if value is None:

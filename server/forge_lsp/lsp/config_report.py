@@ -70,11 +70,9 @@ def report_config(ls: ForgeLanguageServer, runtime: WorkspaceRuntime) -> None:
         message = f"{problem.key}: {problem.message}" if problem.key else problem.message
         if problem.code == UNTRUSTED:
             message += f"; trust the workspace to use it ({ls.wording.trust})"
-        # A bad key is dropped alone; a file that does not parse keeps its last good values.
+        # A bad key is dropped alone; a file that does not parse says itself what applies instead.
         elif problem.key:
             message += " (this key is ignored; the rest of the file applies)"
-        else:
-            message += " (the last good config stays in force)"
         diag = t.Diagnostic(
             range=convert.line_range(line),
             message=message,

@@ -25,20 +25,25 @@ def first_line(text: str, limit: int = 300) -> str:
     return ""
 
 
-def retry_message(event: Retry) -> str:
-    """The diagnostic message of a failed tool call: the tool, the error, the attempts remaining."""
-    return f"{event.tool} failed: {first_line(event.error)} (attempts remaining: {event.attempts_left} of {event.limit})"
+def retry_message(event: Retry, failures: int = 1) -> str:
+    """The diagnostic message of a failed tool call: the tool, the error, the attempts remaining
+    (and how many failures the diagnostic stands for, when more than one)."""
+    times = f" ({failures} times this turn)" if failures > 1 else ""
+    return f"{event.tool} failed{times}: {first_line(event.error)} (attempts remaining: {event.attempts_left} of {event.limit})"
 
 
-def retry_diagnostic(event: Retry, line: int) -> t.Diagnostic:
-    """The Warning for one failed tool call."""
+def retry_diagnostic(event: Retry, line: int, failures: int = 1) -> t.Diagnostic:
+    """The Warning for a failed tool call (for failures of them at one place of a file)."""
+    data = {"turnId": event.turn_id, "tool": event.tool, "attemptsLeft": event.attempts_left, "limit": event.limit}
+    if failures > 1:
+        data["failures"] = failures
     return t.Diagnostic(
         range=line_range(line),
-        message=retry_message(event),
+        message=retry_message(event, failures),
         severity=t.DiagnosticSeverity.Warning,
         source=SOURCE,
         code=CODE_RETRY,
-        data={"turnId": event.turn_id, "tool": event.tool, "attemptsLeft": event.attempts_left, "limit": event.limit},
+        data=data,
     )
 
 

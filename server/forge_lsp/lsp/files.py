@@ -38,6 +38,9 @@ class EditorFiles:
         if doc is None:
             await asyncio.to_thread(write_atomic, path, content)  # off the event loop: the server keeps answering
             return
+        saves = getattr(self.server, "user_saves", None)
+        if saves is not None:  # the user saving this buffer next does not make it theirs (trust)
+            saves.agent_edit(path.as_uri())
         lines = doc.lines  # type: ignore[attr-defined]
         end = t.Position(line=len(lines), character=0)
         edit = t.TextDocumentEdit(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as t
@@ -28,9 +29,10 @@ from forge_lsp.lsp.config_report import (
     watch_files,
 )
 from forge_lsp.lsp.folders import runtime_for
-from forge_lsp.lsp.language_server import ForgeLanguageServer
+from forge_lsp.lsp.language_server import ForgeLanguageServer, uri_to_path
 from forge_lsp.lsp.protocol import request_id
 from forge_lsp.lsp.selection import with_selection
+from forge_lsp.lsp.user_saves import disk_text
 from forge_lsp.redact import redact_data
 
 if TYPE_CHECKING:
@@ -62,7 +64,7 @@ def initialize(ls: ForgeLanguageServer, params: t.InitializeParams) -> None:
 
 async def initialized(ls: ForgeLanguageServer, params: t.InitializedParams) -> None:
     """initialized: pull the settings, watch the config files, open each folder's runtime, warm up later."""
-    from forge_lsp.llm.litellm_adapter import warm_up, warm_up_delay
+    from forge_lsp.llm.litellm_adapter import warm_up_delay
 
     ls.log(f"forge-lsp {__version__} ready")
     try:
@@ -80,15 +82,24 @@ async def initialized(ls: ForgeLanguageServer, params: t.InitializedParams) -> N
             runtime_for(ls, root.as_uri())
         except Exception as exc:
             ls.log(f"cannot open workspace {root}: {exc}", t.MessageType.Error)
-    # Templates compile in the background so the first turn does not wait for pybars3.
-    for runtime in ls.workspaces:
-        asyncio.get_running_loop().run_in_executor(None, runtime.preload_templates)
-    # litellm costs seconds and ~150 MB: loaded in a background thread once the server has been idle
-    # a moment (a short-lived server never pays), so the first turn does not wait for it. A turn that
-    # comes first loads it itself. forge.status says modelLibraryLoaded.
+    # Templates compile in the background so the first turn does not wait for pybars3; then litellm (seconds
+    # of CPU) is imported in a background thread, so a first forge.run sent at once finds both under way. One
+    # after the other: two threads allocating at once leave ~17 MB more resident (malloc arenas). A turn that
+    # comes first waits for them (litellm is never imported twice). forge.status says modelLibraryLoaded.
+    loop = asyncio.get_running_loop()
+    preloads = [loop.run_in_executor(None, runtime.preload_templates) for runtime in ls.workspaces]
     delay = warm_up_delay()
     if delay is not None:
-        asyncio.get_running_loop().call_later(delay, warm_up)
+        ls.spawn(warm_up_after(preloads, delay))
+
+
+async def warm_up_after(preloads: list[asyncio.Future[None]], delay: float) -> None:
+    """Start litellm's import once the templates are compiled (and delay seconds have passed)."""
+    from forge_lsp.llm.litellm_adapter import warm_up
+
+    await asyncio.gather(*preloads, return_exceptions=True)
+    await asyncio.sleep(delay)
+    warm_up()
 
 
 def shutdown(ls: ForgeLanguageServer, params: None) -> None:
@@ -105,16 +116,72 @@ async def did_change_configuration(ls: ForgeLanguageServer, params: t.DidChangeC
         await pull_configuration(ls)
 
 
+SAVE_WAIT_SECS = 1.0
+"""How long a watched change that is an open buffer being saved waits for the editor's didSave."""
+
+
 def did_change_watched_files(ls: ForgeLanguageServer, params: t.DidChangeWatchedFilesParams) -> None:
-    """.forge.toml or a template changed on disk: read them again."""
+    """.forge.toml or a template changed on disk: read them again.
+
+    When every change is an open buffer the user is saving (the disk holds its text), its didSave
+    decides about trust first (a watcher may be faster than didSave): the reload waits a moment."""
+    if params.changes and all(being_saved(ls, change.uri) for change in params.changes):
+        asyncio.get_running_loop().call_later(SAVE_WAIT_SECS, reload_files, ls)
+        return
     reload_files(ls)
 
 
+def being_saved(ls: ForgeLanguageServer, uri: str) -> bool:
+    """uri is a trust-relevant file open in the editor, the user's text, and the disk holds it now."""
+    doc = ls.workspace.text_documents.get(uri)
+    found = trust_document(ls, uri)
+    return found is not None and doc is not None and ls.user_saves.is_users(uri) and disk_text(found[2]) == doc.source
+
+
+def trust_document(ls: ForgeLanguageServer, uri: str) -> tuple[WorkspaceRuntime, str, Path] | None:
+    """The runtime, relative path and path of an open workspace's trust-relevant file uri (else None)."""
+    try:
+        path = uri_to_path(uri)
+    except JsonRpcException:
+        return None
+    for runtime in ls.workspaces:
+        rel = runtime.is_trust_file(path)
+        if rel is not None:
+            return runtime, rel, path
+    return None
+
+
+def buffer_changed(ls: ForgeLanguageServer, uri: str, opened: bool = False) -> None:
+    """A trust-relevant document opened or changed: note where its text came from (lsp/user_saves.py)."""
+    found = trust_document(ls, uri)
+    doc = ls.workspace.text_documents.get(uri)
+    if found is not None and doc is not None:
+        ls.user_saves.buffer_changed(found[0], found[1], uri, found[2], doc.source, opened)
+
+
+def did_open(ls: ForgeLanguageServer, params: t.DidOpenTextDocumentParams) -> None:
+    buffer_changed(ls, params.text_document.uri, opened=True)
+
+
+def did_change(ls: ForgeLanguageServer, params: t.DidChangeTextDocumentParams) -> None:
+    buffer_changed(ls, params.text_document.uri)
+
+
+def did_close(ls: ForgeLanguageServer, params: t.DidCloseTextDocumentParams) -> None:
+    ls.user_saves.closed(params.text_document.uri)
+
+
 def did_save(ls: ForgeLanguageServer, params: t.DidSaveTextDocumentParams) -> None:
-    """A saved .forge.toml or template: read them again."""
+    """A saved .forge.toml, template or script: read them again; the user's own save keeps the trust."""
     # Clients without file watchers (Neovim 0.7) still reload on save.
-    path = params.text_document.uri
-    if path.endswith("/" + WORKSPACE_FILE) or "/.forge/templates/" in path:
+    uri = params.text_document.uri
+    found = trust_document(ls, uri)
+    doc = ls.workspace.text_documents.get(uri)
+    if found is not None and doc is not None and ls.user_saves.is_users(uri):
+        runtime, rel, path = found
+        if runtime.keep_trust_after_save(rel, doc.source):
+            ls.user_saves.buffer_changed(runtime, rel, uri, path, doc.source)
+    if found is not None or uri.endswith("/" + WORKSPACE_FILE) or "/.forge/templates/" in uri:
         reload_files(ls)
 
 

@@ -18,7 +18,9 @@ from forge_lsp.core.wording import GENERIC
 from forge_lsp.core.workspaces import Workspaces
 from forge_lsp.lsp.coalesce import TextCoalescer
 from forge_lsp.lsp.diagnostics import DiagnosticStore
+from forge_lsp.lsp.file_failures import FileFailures
 from forge_lsp.lsp.protocol import ForgeProtocol
+from forge_lsp.lsp.user_saves import UserSaves
 from forge_lsp.render import EventLines
 
 if TYPE_CHECKING:
@@ -51,6 +53,8 @@ class ForgeLanguageServer(LanguageServer):
         super().__init__("forge-lsp", __version__, protocol_cls=ForgeProtocol)
         self.workspaces = Workspaces(lambda root: open_runtime(self, root))
         self.diagnostics = DiagnosticStore(self._publish)
+        self.file_failures = FileFailures(self.diagnostics)
+        """The current turn's diagnostics on the files its tools failed on."""
         self.editor_settings: Any = None
         self.init_settings: dict[str, Any] = {}
         self.client_trusted: bool | None = None
@@ -63,6 +67,8 @@ class ForgeLanguageServer(LanguageServer):
         """Per workspace, the fingerprint the Trust question was last asked for (asked once per change)."""
         self.trust_refused: dict[Path, str] = {}
         """Per workspace, why the client's trust did not apply, as last said (said once per reason)."""
+        self.user_saves = UserSaves()
+        """Which saves of .forge.toml (and the other files trust covers) are the user's own."""
         self.background: set[asyncio.Task[Any]] = set()
         self.requests: dict[str | int, Path] = {}
         self.events = TextCoalescer(lambda payload: self.protocol.notify(EVENT_NOTIFICATION, payload))

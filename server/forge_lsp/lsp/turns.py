@@ -112,6 +112,7 @@ def on_event(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, event: Event, t
     transcript_uri = transcript.path.as_uri() if transcript else None
     if isinstance(event, TurnStarted):
         ls.diagnostics.clear(convert.SOURCE)
+        ls.file_failures.reset()
     elif isinstance(event, ToolCallStarted | Retry) and token is not None:
         ls.work_done_progress.report(token, t.WorkDoneProgressReport(message=convert.progress_report(event)))
     if isinstance(event, Retry) and transcript is not None and transcript_uri is not None:
@@ -120,12 +121,13 @@ def on_event(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, event: Event, t
         file_path = runtime.root / event.path if event.path else None
         # A read of a missing file must not put a Problem on a file that is not there.
         if file_path is not None and file_path.is_file():
-            ls.diagnostics.add(convert.SOURCE, file_path.as_uri(), convert.retry_diagnostic(event, 0))
+            ls.file_failures.retry(event, file_path.as_uri())
     elif isinstance(event, Interrupt) and transcript is not None and transcript_uri is not None:
         # The user hears of the interrupt once: offer_continue's showMessageRequest (a Warning with
         # "Continue") carries the reason; a showMessage as well would be a second notification.
         line_no = transcript.interrupt_line if transcript.interrupt_line is not None else 0
         ls.diagnostics.add(convert.SOURCE, transcript_uri, convert.interrupt_diagnostic(event, line_no))
+        ls.file_failures.interrupt(event)  # and where the failures were
     elif isinstance(event, ContextWarning):
         ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=f"Forge: {event.message()}"))
     elif isinstance(event, TurnFinished) and event.summary is not None and event.summary.error:

@@ -1,0 +1,75 @@
+"""Which saves of a trust-relevant file (.forge.toml, a template, the scripted script) are the user's own.
+
+A user who edits their trusted workspace's .forge.toml in the editor and saves it keeps the trust
+(the server records it again); any other change asks again. A buffer's text is not the user's when
+the agent put it there (a write or patch through workspace/applyEdit), or when the editor took it
+from the disk after something else changed the file (a git pull, a script, the agent's shell: the
+buffer reloaded, then saved by a reflexive :w). Neither mark goes away by editing on top of it;
+the agent's stays until the document closes, the disk's until the buffer is the trusted text again.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from forge_lsp.core.runtime import WorkspaceRuntime
+
+SAVE_FLUSH_SECS = 0.5
+"""An editor sends the last didChange of a buffer as it saves it (Neovim flushes it after writing):
+a buffer that matched the disk this long before the didSave is the save itself, not a reload."""
+MAX_COMPARED_BYTES = 1024 * 1024
+
+
+def disk_text(path: Path) -> str | None:
+    """The file's text as an editor would show it, or None (missing, too large, not UTF-8)."""
+    try:
+        with path.open("rb") as f:
+            data = f.read(MAX_COMPARED_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) > MAX_COMPARED_BYTES:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+class UserSaves:
+    """The open trust-relevant documents whose text is not (all) the user's."""
+
+    def __init__(self) -> None:
+        self.agent_edited: set[str] = set()
+        """Documents the agent changed through workspace/applyEdit (until they close)."""
+        self.from_disk: dict[str, float] = {}
+        """Documents whose buffer took an untrusted text from the disk, and when."""
+
+    def agent_edit(self, uri: str) -> None:
+        """The agent is about to change the open document uri in the editor."""
+        self.agent_edited.add(uri)
+
+    def closed(self, uri: str) -> None:
+        self.agent_edited.discard(uri)
+        self.from_disk.pop(uri, None)
+
+    def buffer_changed(self, runtime: WorkspaceRuntime, rel: str, uri: str, path: Path, text: str, opened: bool = False) -> None:
+        """didOpen (opened) / didChange of a trust-relevant document: where its text came from.
+
+        A document opened with an untrusted text read it from the disk: a save of it is never the user's
+        own, however soon. A change to the disk's text may be the save itself (SAVE_FLUSH_SECS)."""
+        if runtime.is_trusted_text(rel, text):
+            self.from_disk.pop(uri, None)
+        elif opened and text == disk_text(path):
+            self.from_disk[uri] = float("-inf")
+        elif uri not in self.from_disk and text == disk_text(path):
+            self.from_disk[uri] = time.monotonic()
+
+    def is_users(self, uri: str) -> bool:
+        """Whether a save of uri now is the user's own text (see the module's docstring)."""
+        if uri in self.agent_edited:
+            return False
+        since = self.from_disk.get(uri)
+        return since is None or time.monotonic() - since < SAVE_FLUSH_SECS
