@@ -238,6 +238,12 @@ local ok, err = pcall(function()
   if os.getenv("FORGE_HAS_TRUST") == "1" then
     assert(count_notes("Forge: trusted " .. ws) == 1, "not trusted")
   end
+  if vim.fn.has("nvim-0.9") == 1 then
+    -- Neovim's own trust store learned it too (as :trust would write it), so checkhealth and the next
+    -- start agree; the file was read without showing up among the buffers.
+    assert(require("forge.trust").neovim_trusts(ws) == true, "Neovim's trust store does not list .forge.toml")
+    assert(vim.fn.bufnr(ws .. "/.forge.toml") ~= -1, "the .forge.toml buffer the user edited is gone")
+  end
   local real_uis = vim.api.nvim_list_uis
   vim.api.nvim_list_uis = function()
     return { {} }

@@ -34,9 +34,25 @@ function M.neovim_trusts(root)
 end
 
 --- Neovim's own trust store learns it too (0.9+), so the next start says so at once.
+--- vim.secure.trust allows a buffer only ("path" is refused with action "allow"): the file is read
+--- into a hidden buffer of its own, without autocommands (no filetype, no LSP attach), then wiped.
 function M.remember(root)
-  if root and vim.secure and vim.secure.trust and uv.fs_stat(root .. "/.forge.toml") then
-    pcall(vim.secure.trust, { action = "allow", path = root .. "/.forge.toml" })
+  local path = root and (root .. "/.forge.toml")
+  if not (path and vim.secure and vim.secure.trust and uv.fs_stat(path)) then
+    return
+  end
+  local buf = vim.fn.bufnr(path)
+  local ours = buf == -1 or not vim.api.nvim_buf_is_loaded(buf)
+  if ours then
+    buf = buf == -1 and vim.fn.bufadd(path) or buf
+    vim.cmd("noautocmd call bufload(" .. buf .. ")")
+  end
+  local ok, err = pcall(vim.secure.trust, { action = "allow", bufnr = buf })
+  if ours then
+    pcall(vim.api.nvim_buf_delete, buf, { force = true })
+  end
+  if not ok then
+    require("forge.log").append("Neovim's trust store did not record " .. path .. ": " .. tostring(err))
   end
 end
 
