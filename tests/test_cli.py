@@ -165,8 +165,30 @@ def test_run_without_any_model_fails_at_once_saying_where_to_set_one(workspace: 
     p = forge("run", "hello", "-w", str(workspace))
     assert p.returncode == 1, p.stderr  # exit 1: the turn could not start (docs/cli.md)
     assert "no model is set" in p.stderr and ".forge.toml" in p.stderr
-    assert "config.toml" in p.stderr and "forge.model" in p.stderr and "--model" in p.stderr
+    assert "config.toml" in p.stderr and "--model MODEL on the command line" in p.stderr
+    assert "forge.model" not in p.stderr  # an editor's setting: nothing the command line has
     assert "Traceback" not in p.stderr and not (workspace / ".forge" / "transcripts").exists()
+
+
+def test_no_model_says_what_this_workspace_needs(workspace: Path, tmp_path: Path) -> None:
+    """Untrusted: how to trust it from here (not an editor's command); cannot be trusted: not 'trust it';
+    a .forge.toml that does not parse: that, not 'add model = ...' to a file that has one."""
+    (workspace / "s.json").write_text('{"responses": [{"text": "hi"}]}')
+    (workspace / ".forge.toml").write_text('model = "scripted/s.json"\n')
+    p = forge("run", "hello", "-w", str(workspace))
+    assert p.returncode == 1 and f"trust it (forge-lsp trust {workspace}, or run --trust)" in p.stderr, p.stderr
+    assert ":ForgeTrust" not in p.stderr and "Forge: Trust Workspace" not in p.stderr, p.stderr
+    outside = tmp_path / "elsewhere.json"
+    outside.write_text('{"responses": []}')
+    (workspace / "s.json").unlink()
+    (workspace / "s.json").symlink_to(outside)
+    p = forge("run", "hello", "-w", str(workspace))
+    assert p.returncode == 1 and "it cannot be trusted as it is (s.json is a link outside the workspace" in p.stderr
+    assert "trust it (" not in p.stderr, p.stderr
+    (workspace / ".forge.toml").write_text('model = "scripted/echo"\n[tools.shell\n')
+    p = forge("run", "hello", "-w", str(workspace))
+    assert p.returncode == 1 and ".forge.toml does not parse, so nothing in it applies" in p.stderr, p.stderr
+    assert "add model =" not in p.stderr, p.stderr
 
 
 def test_run_dash_reads_the_prompt_from_stdin(workspace: Path) -> None:

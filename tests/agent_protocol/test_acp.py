@@ -298,6 +298,7 @@ async def test_an_untrusted_workspace_is_said_and_bad_sessions_are_errors(worksp
         assert refused.stop_reason == "end_turn" and refused.field_meta["refused"]["kind"] == "NoModel"
         assert "is not trusted" in client.text() and "forge-lsp trust" in client.text()
         assert "no model is set" in client.text() and "ignored because the workspace is not trusted" in client.text()
+        assert ":ForgeTrust" not in client.text() and "forge.model" not in client.text()  # no editor's words here
         with pytest.raises(Exception, match="no session"):
             await conn.prompt(session_id="nope", prompt=[text_block("hi")])
         with pytest.raises(Exception, match="absolute path"):

@@ -187,8 +187,10 @@ class ForgeAgent:
     @staticmethod
     def open_runtime(root: Path) -> WorkspaceRuntime:
         from forge_lsp.core.runtime import WorkspaceRuntime
+        from forge_lsp.core.wording import ACP as ACP_WORDING
 
         runtime = WorkspaceRuntime(root)  # trusted only if the user's trust store says so
+        runtime.wording = ACP_WORDING
         runtime.on_notice = lambda message: log.warning("%s", message)
         return runtime
 

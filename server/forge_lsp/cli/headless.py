@@ -35,12 +35,14 @@ async def run_headless(
     """
     from forge_lsp.cli.ask import terminal_ask
     from forge_lsp.core.runtime import WorkspaceRuntime
+    from forge_lsp.core.wording import TERMINAL
     from forge_lsp.llm.litellm_adapter import warm_up
 
     check_prompt(prompt)
     warm_up()
     # a confirm rule asks the user at the terminal, when there is one (else the call fails: nobody can be asked)
     runtime = WorkspaceRuntime(workspace, trusted=True if trusted else None, ask=terminal_ask())
+    runtime.wording = TERMINAL
     runtime.on_notice = lambda message: say(sys.stderr, message)
     try:
         if new:

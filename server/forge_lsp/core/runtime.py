@@ -33,7 +33,7 @@ from forge_lsp.templates import TemplateEngine
 from forge_lsp.tools.base import DiskFiles, FileStore, Snapshots, ToolContext, ToolFailure, read_regular
 from forge_lsp.tools.registry import ToolRegistry
 from forge_lsp.tools.workspace import Workspace
-from forge_lsp.trust import TEMPLATES_DIR, Survey, TrustStore, cannot_trust, save_keeps_trust, text_digest, unchanged_but
+from forge_lsp.trust import TEMPLATES_DIR, Survey, TrustStore, cannot_trust, refusal, save_keeps_trust, text_digest, unchanged_but
 
 log = logging.getLogger(__name__)
 
@@ -367,17 +367,32 @@ class WorkspaceRuntime:
 
     def no_model_message(self) -> str:
         """Where to set a model, for a turn asked for with none set anywhere."""
+        elsewhere = f"your user config {self.loader.user_path}"
+        if self.wording.model_setting:
+            elsewhere += f" or {self.wording.model_setting}"
         ignored = [p for p in self.effective.ignored if p.key == "model"]
         if ignored:
+            refused = refusal(self.root)
+            fix = (
+                f"it cannot be trusted as it is ({refused})"
+                if refused is not None
+                else f"trust it ({self.wording.trust.replace('DIR', str(self.root))})"
+            )
             return (
                 f"no model is set: this workspace's model in {self.loader.workspace_path} is ignored because the "
-                f"workspace is not trusted; trust it ({self.wording.trust.replace('DIR', str(self.root))}) or set "
-                f"a model in your user config {self.loader.user_path} or {self.wording.model_setting}"
+                f"workspace is not trusted; {fix}, or set a model in {elsewhere}"
+            )
+        unparsed = any(
+            p.path == self.loader.workspace_path and p.message.startswith("invalid TOML") for p in self.effective.problems
+        )
+        if unparsed:
+            return (
+                f"no model is set: {self.loader.workspace_path} does not parse, so nothing in it applies (its error "
+                f"says where); fix it, or set a model in {elsewhere}"
             )
         return (
             f'no model is set: add model = "provider/name" (e.g. "openai/gpt-4o" or "ollama/qwen3") to '
-            f"{self.loader.workspace_path} or to your user config {self.loader.user_path}, "
-            f"or set {self.wording.model_setting}"
+            f"{self.loader.workspace_path} or to {elsewhere}"
         )
 
     def instructions(self) -> str:

@@ -29,6 +29,11 @@ GENERIC = Wording()
 VSCODE = Wording(trust="the command Forge: Trust Workspace, or forge-lsp trust DIR")
 NEOVIM = Wording(trust=":ForgeTrust, or forge-lsp trust DIR", model_setting='settings.model in require("forge").setup()')
 
+TERMINAL = Wording(trust="forge-lsp trust DIR, or run --trust", model_setting="--model MODEL on the command line")
+"""forge-lsp run: its own options."""
+ACP = Wording(trust="forge-lsp trust DIR", model_setting="")
+"""An ACP client: no editor command or setting of ours there (model_setting "": none to name)."""
+
 VSCODE_NAMES = ("Visual Studio Code", "Code - OSS", "VSCodium", "Cursor", "Windsurf")
 
 
