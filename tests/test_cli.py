@@ -195,7 +195,8 @@ def test_run_dash_reads_the_prompt_from_stdin(workspace: Path) -> None:
     prompt = "Fix the failing test.\nIt is in tests/test_parser.py.\n"
     p = forge("run", "-", "-w", str(workspace), "-m", "scripted/echo", input=prompt)
     assert p.returncode == 0, p.stderr
-    assert "prompt: Fix the failing test." in p.stdout and "prompt: -" not in p.stdout
+    assert "  prompt: Fix the failing test.\n          It is in tests/test_parser.py." in p.stdout, p.stdout
+    assert "prompt: -" not in p.stdout
     (transcript,) = (workspace / ".forge" / "transcripts").glob("*.md")
     assert "It is in tests/test_parser.py." in transcript.read_text()
     empty = forge("run", "-", "-w", str(workspace), "-m", "scripted/echo", input="  \n")

@@ -350,6 +350,13 @@ def test_question_turn_reply_in_a_float(screen: Screen) -> None:
     shown = screen.wait_for("Line 2 sets the port to 8080.")
     assert "Line 1 imports os." in shown and "Forge: turn completed" in shown, shown
     screen.assert_clean()
+    # The next turn, started without moving the cursor, takes the last reply away (this one ends interrupted:
+    # no reply of its own replaces it).
+    script(screen.ws, shell("exit 1"), shell("exit 1"), shell("exit 1"))
+    screen.command("ForgeRun and now")
+    shown = screen.wait_for("1: Continue")
+    assert "Line 2 sets the port" not in shown, shown
+    screen.keys("2", "Enter")
     screen.keys("j")
     deadline = time.monotonic() + 5
     while "Line 2 sets the port" in screen.text() and time.monotonic() < deadline:

@@ -40,7 +40,8 @@ def format_event(event: Mapping[str, Any]) -> str | None:
     """One forge/event payload as readable lines (None for events shown elsewhere)."""
     kind = event.get("type")
     if kind == "turnStarted":
-        return f"▶ turn {event['turnId']} started (model {event.get('model', '?')})\n  prompt: {event.get('prompt', '')}"
+        prompt = str(event.get("prompt", "")).replace("\n", "\n" + " " * len("  prompt: "))  # its lines under its first
+        return f"▶ turn {event['turnId']} started (model {event.get('model', '?')})\n  prompt: {prompt}"
     if kind in ("assistantText", "reasoning"):
         return None
     if kind == "toolCallStarted":

@@ -177,6 +177,8 @@ local ok, err = pcall(function()
   -- the log holds one line per event and each assistant message whole
   local log = log_text()
   assert(log:find("↻ shell failed: 2 of 3 attempts left", 1, true), log)
+  -- a failed call says why, as the CLI does (not a bare "✗ shell")
+  assert(log:find("  ✗ shell failed: command exited with code 1\n", 1, true), log)
   assert(log:find("  assistant: Not there.\nMaybe elsewhere.\n", 1, true), log)
   assert(log:find("assistant: Found it.\n\nThe port is now 9090.", 1, true), log)
   assert(log:find("■ turn completed: 3 requests, 2 tool calls, 2 failures", 1, true), log)

@@ -34,7 +34,14 @@ local function format_event(e)
   elseif t == "toolCallStarted" then
     return "  → " .. ((e.title and e.title ~= "") and e.title or e.tool)
   elseif t == "toolCallFinished" then
-    return string.format("  %s %s", e.ok and "✓" or "✗", e.tool)
+    if e.ok then
+      return "  ✓ " .. e.tool
+    end
+    -- The failure's cause, as the CLI prints it (the output holds <cause>...</cause> and the reflection).
+    local output = type(e.output) == "string" and e.output or ""
+    local cause = output:match("<cause>(.-)</cause>") or output
+    cause = vim.trim(cause):match("^[^\n]*")
+    return "  ✗ " .. e.tool .. " failed" .. (cause ~= "" and (": " .. cause) or "")
   elseif t == "retry" then
     return string.format("  ↻ %s failed: %d of %s left", e.tool, e.attemptsLeft, count(e.limit, "attempt"))
   elseif t == "llmRetry" then
@@ -96,6 +103,7 @@ local function handle_event(event)
     state.status = "running"
     state.turn_id = event.turnId
     state.interrupted = false
+    require("forge.reply").close()
   elseif t == "toolCallStarted" then
     state.status = "running " .. event.tool
     state.tool = event.tool

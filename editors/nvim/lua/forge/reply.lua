@@ -43,6 +43,9 @@ local function show_split(lines)
   return win
 end
 
+--- The last turn's reply float goes when the next turn starts (it answered the previous prompt).
+M.close = close_float
+
 --- A completed turn's reply (turnFinished's summary.text), shown as the reply option says.
 --- Returns the window it is shown in (nil: not shown).
 function M.show(event)
