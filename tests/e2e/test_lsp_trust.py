@@ -37,7 +37,7 @@ async def test_untrusted_workspace_ignores_its_scripted_model_and_says_so_once(c
     assert "model" in diag.message and "not trusted" in diag.message and "forge-lsp trust" in diag.message
     await until(lambda: trust_requests(client))
     (ask,) = trust_requests(client)
-    assert "not trusted" in ask.message and "model" in ask.message
+    assert "not trusted" in ask.message and "model" in ask.message and "changed since" not in ask.message
     # No silent default either: the turn is refused, saying where the model is set.
     with pytest.raises(
         JsonRpcException, match="no model is set: this workspace.s model .* is ignored because the workspace is not trusted"
@@ -216,6 +216,8 @@ async def test_a_change_from_outside_the_editor_still_asks_even_when_the_user_sa
     status = await command(client, "forge.status", {})
     assert (status["trusted"], status["trust"]) == (False, "changed")
     await until(lambda: trust_requests(client))
+    # The question says why it comes again, as forge-lsp run does.
+    assert "is not trusted (its files changed since you trusted it)" in trust_requests(client)[-1].message
 
 
 async def test_a_file_changed_outside_then_opened_and_saved_at_once_still_asks(client: LanguageClient, ws: Path) -> None:
