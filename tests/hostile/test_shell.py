@@ -592,6 +592,60 @@ async def test_git_still_works_in_a_nested_repository_inside_the_sandbox(workspa
     assert not r.is_error and "nested" in r.output, r.output
 
 
+NEW_REPO_ATTACKS = {
+    "init-fsmonitor": 'git init -q fresh && git -C fresh config core.fsmonitor "touch {marker}; false"',
+    "init-hook": "git init -q fresh && printf '#!/bin/sh\\ntouch {marker}\\n' > fresh/.git/hooks/pre-commit && "
+    "chmod +x fresh/.git/hooks/pre-commit",
+    "init-config-by-hand": "git init -q fresh && printf '{config}' > fresh/.git/config",
+    "init-include": "git init -q fresh && printf '{config}' > fresh/x.cfg && git -C fresh config include.path ../x.cfg",
+    "gitfile-to-a-new-gitdir": 'mkdir fresh && {store} && echo "gitdir: $PWD/store" > fresh/.git',
+    "hookspath": "git init -q fresh && mkdir fresh/h && printf '#!/bin/sh\\ntouch {marker}\\n' > fresh/h/pre-commit && "
+    "chmod +x fresh/h/pre-commit && git -C fresh config core.hooksPath h",
+}
+
+
+@pytest.mark.usefixtures("bwrap_works")
+@pytest.mark.parametrize("attack", list(NEW_REPO_ATTACKS))
+async def test_sandboxed_command_cannot_make_a_repository_that_runs_code(
+    workspace: Path, tmp_path: Path, attack: str, record_reliability: Record
+) -> None:
+    git_repo(workspace)
+    marker = tmp_path / "pwned"
+    command = (
+        NEW_REPO_ATTACKS[attack]
+        .replace("{config}", fsmonitor(marker))
+        .replace("{marker}", str(marker))
+        .replace("{store}", evil_gitdir("store", marker))
+    )
+    env = {"PATH": SANDBOX_PATH, "HOME": str(tmp_path / "home")}
+    r = await shell(workspace, trusted=False, server_env=env, command=f"{command}; echo done")
+    assert "done" in r.output
+    assert r.is_error and "made a git repository whose settings or hooks git would run later" in r.output, r.output
+    # The user's own git, later, outside the sandbox, in the new repository: status and a commit.
+    fresh = workspace / "fresh"
+    git(fresh, "status")
+    git(fresh, "commit", "-q", "--allow-empty", "-m", "the user's commit")
+    assert not marker.exists(), r.output
+    record_reliability(
+        f"attack: sandboxed command making a repository that runs code ({attack})",
+        "git init (or a .git file to a git directory it wrote) with core.fsmonitor, a hook, include.path, "
+        "core.hooksPath; the user runs git status / commit there",
+        "what git would run is taken out when the command ends (git's own parser reads the config), the call fails "
+        "saying so; nothing run",
+    )
+
+
+@pytest.mark.usefixtures("bwrap_works")
+async def test_a_repository_the_command_makes_still_works(workspace: Path, tmp_path: Path) -> None:
+    git_repo(workspace)
+    env = {"PATH": SANDBOX_PATH, "HOME": str(tmp_path / "home")}
+    command = f"git init -q fresh && cd fresh && echo a > a.txt && git add a.txt && {SANDBOX_GIT} commit -qm first"
+    r = await shell(workspace, trusted=False, server_env=env, command=command)
+    assert not r.is_error, r.output
+    assert git(workspace / "fresh", "log", "--format=%s").stdout.strip() == "first"
+    assert any(p.name.endswith(".sample") for p in (workspace / "fresh" / ".git" / "hooks").iterdir())
+
+
 LINKED_ATTACKS = {
     "through-config-link": "printf '{config}' >> .git/config",
     "config-link-target": "printf '{config}' >> conf/gitconfig",

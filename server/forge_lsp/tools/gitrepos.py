@@ -12,6 +12,8 @@ from __future__ import annotations
 import logging
 import os
 import re
+import shutil
+import subprocess
 from collections import deque
 from pathlib import Path
 
@@ -26,6 +28,18 @@ MAX_GIT_DIRS = 200
 
 MAX_WALK_DIRS = 2000
 """Folders of the workspace searched for nested repositories (breadth first, so the shallow ones are found)."""
+
+RUNS_KEY = re.compile(
+    r"""^(core\.(fsmonitor|hookspath|sshcommand|pager|editor|askpass|gitproxy|alternaterefscommand|worktree)
+    |sequence\.editor|diff\.external|diff\..+\.(textconv|command)|merge\..+\.driver|(merge|diff)tool\..+\.(cmd|path)
+    |filter\..+\.(clean|smudge|process)|credential\.(.+\.)?helper|gpg\.(.+\.)?program|pager\..+
+    |include\.path|includeif\..+\.path|uploadpack\.packobjectshook|remote\..+\.(uploadpack|receivepack|vcs)
+    |protocol\.(.+\.)?allow|hook\..+|interactive\.difffilter|trailer\..+\.(command|cmd)|sendemail\..+
+    |web\.browser|browser\..+\.(cmd|path)|man\..+\.(cmd|path))$""",
+    re.VERBOSE,
+)
+"""Config keys (lower-cased) whose value git runs as a program, or that point git at another config or
+transport that would: what a repository a sandboxed command made may not keep."""
 
 _GITMODULES_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.MULTILINE)
 
@@ -126,3 +140,91 @@ def executes_from(ws: Path, path: Path) -> bool:
         if path.parent == gitdir and path.name in (*EXECUTES, "gitdir"):
             return True
     return any(path == t or t in path.parents for t in link_targets(ws, dirs))
+
+
+def _runs(name: str, value: str) -> bool:
+    """Whether a config entry makes git run a program (or read one elsewhere) when the user uses the repository."""
+    return (
+        bool(RUNS_KEY.match(name))
+        or value.startswith("ext::")
+        or ((name.startswith("alias.") or (name.startswith("submodule.") and name.endswith(".update"))) and value.startswith("!"))
+    )
+
+
+def _git_config(path: Path, *args: str) -> subprocess.CompletedProcess[bytes] | None:
+    """`git config --file path ARGS`: that file alone, no include followed, nothing of the user's read."""
+    git = shutil.which("git")
+    if git is None:
+        return None
+    env = {"PATH": os.environ.get("PATH", ""), "GIT_CONFIG_NOSYSTEM": "1", "HOME": "/nonexistent", "LC_ALL": "C"}
+    try:
+        return subprocess.run([git, "config", "--file", str(path), *args], capture_output=True, timeout=10, env=env)
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _config_entries(path: Path) -> list[tuple[str, str]] | None:
+    """A config file's entries (names lower-cased) as git itself reads them (its own parser: no second
+    guess); None when git cannot read it or is not there."""
+    done = _git_config(path, "--list", "-z")
+    if done is None or done.returncode != 0:
+        return None
+    out = []
+    for item in done.stdout.decode("utf-8", "replace").split("\0"):
+        if item:
+            name, _, value = item.partition("\n")
+            out.append((name.lower(), value))
+    return out
+
+
+def disarm(gitdir: Path, keep_commondir: set[Path]) -> list[str]:
+    """Take out of a git directory a sandboxed command made what git would run later: config entries that
+    name a program (the file whole when git cannot read it), hooks other than git's own *.sample, and a
+    commondir that does not lead to one of keep_commondir. Returns what was taken, relative to gitdir."""
+    taken: list[str] = []
+    for name in ("config", "config.worktree"):
+        path = gitdir / name
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            _remove(path)
+            taken.append(name)
+            continue
+        if not path.is_file():
+            continue
+        entries = _config_entries(path)
+        runs = sorted({key for key, value in entries or [] if _runs(key, value)})
+        for key in runs:
+            _git_config(path, "--unset-all", key)
+            taken.append(f"{name} {key}")
+        left = _config_entries(path) if runs else entries
+        if left is None or any(_runs(key, value) for key, value in left):
+            _remove(path)  # git cannot read it, or what could not be unset key by key: the file goes whole
+            taken.append(name)
+    hooks = gitdir / "hooks"
+    if hooks.is_symlink() or (hooks.exists() and not hooks.is_dir()):
+        _remove(hooks)
+        taken.append("hooks")
+    elif hooks.is_dir():
+        for hook in sorted(hooks.iterdir()):
+            if not (hook.name.endswith(".sample") and hook.is_file() and not hook.is_symlink()):
+                _remove(hook)
+                taken.append(f"hooks/{hook.name}")
+    commondir = gitdir / "commondir"
+    if os.path.lexists(commondir):
+        try:
+            common = (gitdir / commondir.read_text(encoding="utf-8", errors="replace").strip()).resolve()
+        except (OSError, RuntimeError, ValueError):
+            common = None
+        if common not in keep_commondir or commondir.is_symlink():
+            _remove(commondir)
+            taken.append("commondir")
+    return taken
+
+
+def _remove(path: Path) -> None:
+    try:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    except OSError as exc:
+        log.warning("could not remove %s, which a sandboxed command made: %s", path, exc)

@@ -3,12 +3,15 @@ sandbox runs it later: git (every repository's config, hooks, .git entry), the u
 desktop (startup files, when the workspace holds the home folder), forge-lsp itself (its config,
 state and trust store) and the editors that feed it.
 
-Three ways, for bwrap (see sandbox.bwrap_argv) and for after the command (restore):
+Four ways, for bwrap (see sandbox.bwrap_argv) and for after the command (restore):
 
 - read_only: bound read-only over themselves;
 - pinned: folders bound onto themselves (still writable): a mount point cannot be renamed or
   removed, so neither a protected file's folder nor the folders above it can be moved aside and
   made again; git directories are pinned so .git cannot be replaced by a writable copy;
+- disarmed: a repository the command made (git init, a clone; or a new git directory inside one,
+  .git/modules/*, .git/worktrees/*) is nobody's yet and cannot be bound in advance: when the
+  command ends, what git would run from it later is taken out (see gitrepos.disarm);
 - guarded: what cannot be mounted over: a path that does not exist yet (it may not appear) and
   a link (it must keep leading where it did). What the command changed there is removed, and a
   link put back, when it ends; a command still running is not watched meanwhile.
@@ -24,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from forge_lsp.tools.gitrepos import EXECUTES, dot_gits, git_dirs
+from forge_lsp.tools.gitrepos import EXECUTES, disarm, dot_gits, git_dirs
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +40,10 @@ class Protection:
     read_only: list[Path] = field(default_factory=list)
     guards: dict[Path, str | None] = field(default_factory=dict)
     """path -> the text of the link it must stay, or None: it must not exist."""
+    repos: list[Path] = field(default_factory=list)
+    """The .git entries there were before the command (dot_gits)."""
+    git_dirs: list[Path] = field(default_factory=list)
+    """The git directories there were before the command (git_dirs): a new one is the command's."""
 
 
 def _contains(outer: Path, inner: Path) -> bool:
@@ -74,13 +81,15 @@ def protection(
     out = Protection()
     pinned: set[Path] = set()
     entries = dot_gits(ws)
+    out.repos = entries
     for entry in entries:
         _pin_folders(ws, entry, pinned)
         if entry.is_symlink():
             _guard_link(ws, entry, out, pinned)
         elif entry.is_file():
             out.read_only.append(entry)
-    for gitdir in git_dirs(ws, entries):
+    out.git_dirs = git_dirs(ws, entries)
+    for gitdir in out.git_dirs:
         _pin_folders(ws, gitdir, pinned)
         pinned.add(gitdir)
         for name in EXECUTES:
@@ -148,3 +157,17 @@ def restore(guards: dict[Path, str | None]) -> list[Path]:
             continue
         undone.append(path)
     return undone
+
+
+def disarm_new(ws: Path, before: Protection) -> list[str]:
+    """After a command: the git directories it made, each with what git would run taken out (disarm);
+    returns what was taken ("sub/.git/config core.fsmonitor", "sub/.git/hooks/pre-commit")."""
+    ws = ws.resolve()
+    now = git_dirs(ws, [*before.repos, *(e for e in dot_gits(ws) if e not in before.repos)])
+    old = set(before.git_dirs)
+    taken: list[str] = []
+    for gitdir in now:
+        if gitdir not in old:
+            rel = gitdir.relative_to(ws).as_posix()
+            taken += [f"{rel}/{what}" for what in disarm(gitdir, keep_commondir=old)]
+    return taken

@@ -14,7 +14,7 @@ from forge_lsp.tools import sandbox
 from forge_lsp.tools.base import NobodyToAsk, ToolContext, ToolDefinition, ToolFailure, ToolOutput, obj, string
 from forge_lsp.tools.cmdline import Analysis, Unanalysable, analyse, rule_matches
 from forge_lsp.tools.process import run_process, shell_argv
-from forge_lsp.tools.protect import restore
+from forge_lsp.tools.protect import Protection, disarm_new, restore
 
 RUN_CHANGING_ENV = (
     "BASH_ENV",
@@ -146,26 +146,26 @@ def _set_at(ctx: ToolContext, rule: str, pattern: str) -> str:
 
 async def sandboxed(
     argv: list[str], cwd: Path, env: dict[str, str], ctx: ToolContext
-) -> tuple[list[str], dict[str, str], dict[Path, str | None]]:
+) -> tuple[list[str], dict[str, str], Protection | None]:
     """argv and env as they run: under bwrap when [tools.shell] sandbox says so, or unset in an untrusted
-    workspace; with the guards to restore when it ends (see tools.protect)."""
+    workspace; with the protection to restore and check when it ends (see tools.protect; None: not sandboxed)."""
     settings = ctx.config.shell
     mode = settings.sandbox
     if mode == "none" or (mode is None and ctx.config.trusted):
-        return argv, env, {}
+        return argv, env, None
     problem = await sandbox.unavailable()
     if problem is not None:
         if mode == "bwrap":
             raise ToolFailure(f'[tools.shell] sandbox = "bwrap", but {problem}: {sandbox.INSTALL_HINT}')
         message = f"shell commands of this untrusted workspace run without a sandbox: {problem}; {sandbox.INSTALL_HINT}"
         sandbox.warn_once(message, ctx.notice)
-        return argv, env, {}
+        return argv, env, None
     bwrap = sandbox.bwrap_path()
     assert bwrap is not None
     home = env.get("HOME")
     plan = await asyncio.to_thread(sandbox.protection, ctx.workspace.root, home)
     wrapped = sandbox.bwrap_argv(bwrap, ctx.workspace.root, cwd, argv, network=settings.network, home=home, protected=plan)
-    return wrapped, sandbox.scrub_env(env, settings.allow_env), plan.guards
+    return wrapped, sandbox.scrub_env(env, settings.allow_env), plan
 
 
 def truncate(text: str, head: int, tail: int, line_chars: int) -> str:
@@ -191,11 +191,13 @@ async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         raise ToolFailure(f"cwd {ctx.workspace.relative(cwd)} is not a directory")
     timeout = ctx.config.shell_timeout()
     plain = shell_argv(command)
-    argv, env, guards = await sandboxed(plain, cwd, dict(ctx.env), ctx)
+    argv, env, plan = await sandboxed(plain, cwd, dict(ctx.env), ctx)
+    guards = plan.guards if plan is not None else {}
     try:
         done = await run_process(argv, cwd, {**env, **extra}, timeout, watch=ctx.watch)
     finally:
         planted = await asyncio.to_thread(restore, guards) if guards else []
+        disarmed = await asyncio.to_thread(disarm_new, ctx.workspace.root, plan) if plan is not None else []
     cfg = ctx.config
     out = truncate(done.stdout, cfg.max_stdout_prefix_lines, cfg.max_stdout_suffix_lines, cfg.max_stdout_line_chars)
     err = truncate(done.stderr, cfg.max_stdout_prefix_lines, cfg.max_stdout_suffix_lines, cfg.max_stdout_line_chars)
@@ -208,6 +210,11 @@ async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         )
         raise ToolFailure(
             f"the command {what}: git, your shell or forge-lsp would run what it names later, outside the sandbox\n{body}"
+        )
+    if disarmed:
+        raise ToolFailure(
+            f"the command made a git repository whose settings or hooks git would run later, outside the sandbox; "
+            f"taken out: {', '.join(disarmed)}\n{body}"
         )
     if done.timed_out:
         raise ToolFailure(f"command timed out after {timeout} s and was killed\n{body}")
