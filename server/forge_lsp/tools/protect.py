@@ -72,6 +72,16 @@ def _guard_link(ws: Path, path: Path, out: Protection, pinned: set[Path]) -> Non
         _pin_folders(ws, target, pinned)
 
 
+def _keep(ws: Path, path: Path, out: Protection, pinned: set[Path]) -> None:
+    """path stays as it is: a link stays that link, what exists is read-only, what does not may not appear."""
+    if path.is_symlink():
+        _guard_link(ws, path, out, pinned)
+    elif os.path.lexists(path):
+        out.read_only.append(path)
+    else:
+        out.guards[path] = None
+
+
 def protection(
     ws: Path, home: str | None, own: tuple[list[Path], list[Path]], editor_files: Sequence[str], startup: Sequence[str]
 ) -> Protection:
@@ -93,25 +103,14 @@ def protection(
         _pin_folders(ws, gitdir, pinned)
         pinned.add(gitdir)
         for name in EXECUTES:
-            path = gitdir / name
-            if path.is_symlink():
-                _guard_link(ws, path, out, pinned)
-            elif os.path.lexists(path):
-                out.read_only.append(path)
-            else:
-                out.guards[path] = None
+            _keep(ws, gitdir / name, out, pinned)
     made: list[Path] = []
     if home and Path(home).is_absolute() and _contains(ws, Path(home).resolve()):
         root = Path(home).resolve()
         for rel in startup:
             path = root / rel
             _pin_folders(ws, path, pinned)
-            if path.is_symlink():
-                _guard_link(ws, path, out, pinned)
-            elif os.path.lexists(path):
-                out.read_only.append(path)
-            else:
-                out.guards[path] = None
+            _keep(ws, path, out, pinned)
         made += [root / rel for rel in editor_files]
     folders, files = own
     made += folders
