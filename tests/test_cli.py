@@ -384,3 +384,18 @@ def test_a_reader_that_goes_away_is_not_an_error_message(workspace: Path) -> Non
     )
     assert p.stdout.startswith("▶ turn")
     assert "Traceback" not in p.stderr and "Broken pipe" not in p.stderr
+
+
+def test_trust_says_what_is_wrong_in_the_config_it_trusts(workspace: Path) -> None:
+    """forge-lsp trust of a .forge.toml with a typo, then one that does not parse: trusted, and the problem
+    said at once (every run would say it), not only 'trusted (.forge.toml)'."""
+    (workspace / ".forge.toml").write_text('model = "scripted/echo"\n[tools.shel]\nmax_failures = 2\n')
+    p = forge("trust", str(workspace))
+    assert p.returncode == 0 and "trusted (.forge.toml)" in p.stdout, p.stdout
+    assert "config: " in p.stderr and "tools.shel.max_failures: unknown key (did you mean tools.shell.max_failures?)" in p.stderr
+    (workspace / ".forge.toml").write_text('model = "scripted/echo"\n[tools.shell\n')
+    p = forge("trust", str(workspace))
+    assert p.returncode == 0 and "invalid TOML" in p.stderr and "ignored as a whole" in p.stderr, p.stderr
+    (workspace / ".forge.toml").write_text('model = "scripted/echo"\n')
+    p = forge("trust", str(workspace))
+    assert p.returncode == 0 and p.stderr == "", p.stderr

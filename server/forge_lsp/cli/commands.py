@@ -28,6 +28,11 @@ def trust_command(folder: Path, revoke: bool, status: bool, out: TextIO) -> int:
     present = [p.relative_to(root).as_posix() if p.is_relative_to(root) else str(p) for p in trust_files(root) if p.exists()]
     covered = ", ".join(present) if present else "no .forge.toml or .forge/templates yet"
     say(out, f"{root}: trusted ({covered}); a change to these files asks again. Recorded in {store.path}")
+    # What the trusted config will say at every run, said now: a typo, a file that does not parse.
+    from forge_lsp.cli.headless import say_problems
+    from forge_lsp.config import ConfigLoader
+
+    say_problems(ConfigLoader(root).load(trusted=True).problems)
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -56,11 +57,7 @@ async def run_headless(
     if refused is not None:
         say(sys.stderr, f"forge-lsp: --trust: {refused}; this run is not trusted")
     ignored = runtime.untrusted_problems(model)
-    problems = runtime.config_problems()  # the ignored ones are said in one line below
-    for problem in problems[:MAX_PRINTED_PROBLEMS]:
-        say(sys.stderr, f"config: {problem}")
-    if len(problems) > MAX_PRINTED_PROBLEMS:
-        say(sys.stderr, f"config: ... and {len(problems) - MAX_PRINTED_PROBLEMS} more problems")
+    say_problems(runtime.config_problems())  # the ignored ones are said in one line below
     if ignored:
         say(sys.stderr, untrusted_line(runtime.root, workspace, ignored, runtime.trust_state() == "changed", refused is None))
     printer = EventPrinter(out)
@@ -151,3 +148,11 @@ def check_workspace(path: Path) -> Path:
     if not path.is_dir():
         raise UsageError(f"workspace {path} is not a folder")
     return path
+
+
+def say_problems(problems: Sequence[ConfigProblem]) -> None:
+    """The config's problems on stderr, one line each ("config: FILE:LINE: key: why"), at most MAX_PRINTED_PROBLEMS."""
+    for problem in problems[:MAX_PRINTED_PROBLEMS]:
+        say(sys.stderr, f"config: {problem}")
+    if len(problems) > MAX_PRINTED_PROBLEMS:
+        say(sys.stderr, f"config: ... and {len(problems) - MAX_PRINTED_PROBLEMS} more problems")
