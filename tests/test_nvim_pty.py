@@ -446,6 +446,15 @@ def test_trust_question_a_stray_key_is_no_answer(tmp_path: Path, flavour: str, n
         s.keys("Enter")
         # The hint is told (0.7 then runs the ":w" too, whose message may follow it).
         hint = "Forge: workspace left untrusted; :ForgeTrust trusts it"
+        if flavour == "debian":
+            # 0.7's inputlist leaves the question's lines in the message area: when the ":w" message comes
+            # after the hint, Neovim itself asks for Enter (timing decides which comes first).
+            deadline = time.monotonic() + 40
+            while "Press ENTER" not in (shown := s.text()) and "Forge: idle" not in shown:
+                assert time.monotonic() < deadline and not any(e in shown for e in ERRORS if e != "Press ENTER"), shown
+                time.sleep(0.05)
+            if "Press ENTER" in shown:
+                s.keys("Enter")
         s.wait_for("Forge: idle")
         time.sleep(0.5)
         # (The answer is upper-cased, so that the command line typed does not hold it.)
