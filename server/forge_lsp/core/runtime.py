@@ -382,10 +382,7 @@ class WorkspaceRuntime:
                 f"no model is set: this workspace's model in {self.loader.workspace_path} is ignored because the "
                 f"workspace is not trusted; {fix}, or set a model in {elsewhere}"
             )
-        unparsed = any(
-            p.path == self.loader.workspace_path and p.message.startswith("invalid TOML") for p in self.effective.problems
-        )
-        if unparsed:
+        if not self.loader.workspace_parses():
             return (
                 f"no model is set: {self.loader.workspace_path} does not parse, so nothing in it applies (its error "
                 f"says where); fix it, or set a model in {elsewhere}"
