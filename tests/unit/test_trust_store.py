@@ -249,3 +249,16 @@ def test_more_templates_than_the_limit_cannot_be_trusted_and_it_says_why(ws: Pat
     with pytest.raises(NotTrustable, match=rf"more than {MAX_TEMPLATE_FILES} files"):
         store.trust(ws)
     assert store.state(ws) == UNTRUSTED
+
+
+def test_text_digest_is_the_digest_survey_gives_a_plain_file(tmp_path: Path) -> None:
+    """text_digest rebuilds _digest_file's bytes for an editor's buffer: the two must stay one format."""
+    from forge_lsp.trust import survey, text_digest
+
+    (tmp_path / ".forge.toml").write_bytes(b'model = "x"\n# \xc3\xa9\n')
+    (tmp_path / ".forge" / "templates").mkdir(parents=True)
+    (tmp_path / ".forge" / "templates" / "t.md").write_bytes(b"")
+    found = survey(tmp_path)
+    assert found.files[".forge.toml"] == text_digest(".forge.toml", b'model = "x"\n# \xc3\xa9\n')
+    assert found.files[".forge/templates/t.md"] == text_digest(".forge/templates/t.md", b"")
+    assert found.files[".forge.toml"] != text_digest(".forge.toml", b'model = "y"\n# \xc3\xa9\n')
