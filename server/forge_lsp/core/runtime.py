@@ -11,6 +11,7 @@ import asyncio
 import logging
 import os
 import platform
+import sqlite3
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -21,14 +22,16 @@ from forge_lsp.config import UNTRUSTED, ConfigLoader, ConfigProblem, EffectiveCo
 from forge_lsp.core.errors import NoModel, TurnInProgress, check_prompt
 from forge_lsp.core.orchestrator import Emit, Orchestrator, TurnRequest
 from forge_lsp.core.session import Ask, Session, deny_all
-from forge_lsp.core.transcript import TranscriptWriter
+from forge_lsp.core.transcript import TranscriptWriter, append_note
+from forge_lsp.core.turn_undo import TurnChanges, UndoRefused, UnknownTurn, describe, undo_turn
 from forge_lsp.core.wording import GENERIC
 from forge_lsp.domain.config import WORKSPACE_FILE, ForgeConfig
-from forge_lsp.domain.events import Event, TurnSummary
+from forge_lsp.domain.events import Event, TurnFinished, TurnSummary
 from forge_lsp.domain.messages import ChatMessage, ToolCall, ToolResult, Usage
 from forge_lsp.domain.template_names import SYSTEM_PROMPT, TURN_TEMPLATES
 from forge_lsp.llm.litellm_adapter import LiteLLMModel
 from forge_lsp.state.store import StateStore
+from forge_lsp.state.turn_files import TurnFiles
 from forge_lsp.templates import TemplateEngine
 from forge_lsp.tools.base import DiskFiles, FileStore, Snapshots, ToolContext, ToolFailure, read_regular
 from forge_lsp.tools.registry import ToolRegistry
@@ -102,6 +105,8 @@ class WorkspaceRuntime:
         self.registry = ToolRegistry()
         self._store: StateStore | None = None
         self.snapshots = Snapshots()
+        self._undoing: str | None = None
+        """The turn forge.undoTurn is putting back (no turn starts meanwhile)."""
         self._task: asyncio.Task[TurnSummary] | None = None
         self.turn_id: str | None = None
         self.transcript: TranscriptWriter | None = None
@@ -281,8 +286,44 @@ class WorkspaceRuntime:
         return self.store.current_conversation()
 
     def list_conversations(self) -> list[dict[str, Any]]:
-        """forge.listConversations: [{id, title, turns, lastStatus, tokens, updated}], the latest first."""
-        return self.store.conversations()
+        """forge.listConversations: [{id, title, turns, lastStatus, tokens, updated, turnFiles}], the latest
+        first; turnFiles: [{turnId, files: [{path, action}], undone}] for each turn that changed files."""
+        listed = self.store.conversations()
+        touched = TurnFiles(self.store).by_conversation()
+        for conversation in listed:
+            conversation["turnFiles"] = touched.get(conversation["id"], [])
+        return listed
+
+    async def undo_turn(self, turn_id: str | None = None, session: Session | None = None) -> dict[str, Any]:
+        """forge.undoTurn: put back every file turn_id (default: the workspace's last turn that changed files)
+        changed, through the session's files (the editor's buffers). {turnId, files: [{path, action}]}.
+
+        TurnInProgress while a turn runs (here or in another process); UndoRefused (nothing restored) when
+        it was undone already or a file changed since; KeyError for an unknown turn."""
+        if self.running:
+            raise TurnInProgress(f"a turn is running in this workspace ({self.turn_id}); undo after it ends")
+        table = TurnFiles(self.store)
+        turn_id = turn_id or table.last_turn()
+        if turn_id is None:
+            raise UndoRefused("no turn in this workspace has changed files yet: nothing to undo")
+        holder = self.store.turn_lock.acquire(f"(undoing turn {turn_id})")
+        if holder is not None:
+            raise TurnInProgress(f"a turn is running in this workspace ({holder}); undo after it ends")
+        self._undoing = turn_id
+        try:
+            known = self.store.turn_status(turn_id) is not None
+            try:
+                restored = await undo_turn(table, self.workspace, (session or self.session).files, turn_id, known)
+            except UnknownTurn:
+                raise KeyError(turn_id) from None
+            table.mark_undone(turn_id)
+        finally:
+            self._undoing = None
+            self.store.turn_lock.release()
+        words = ", ".join(f"{f['action']} {f['path']}" for f in restored) or "every file was already as before the turn"
+        append_note(self.root, turn_id, f"## Undone\n\n{time.strftime('%Y-%m-%d %H:%M:%S')}: {words}\n")
+        log.info("undid turn %s: %s", turn_id, words)
+        return {"turnId": turn_id, "files": restored}
 
     def open_conversation(self, conversation_id: str) -> dict[str, Any]:
         """Make a stored conversation current: the next turn continues it. KeyError when unknown."""
@@ -429,6 +470,8 @@ class WorkspaceRuntime:
         TurnInProgress if one runs in the workspace; BadPrompt (a ValueError) for a bad prompt; NoModel."""
         if self.running:
             raise TurnInProgress(f"a turn is already running in this workspace ({self.turn_id}); cancel it first")
+        if self._undoing is not None:
+            raise TurnInProgress(f"turn {self._undoing} is being undone in this workspace; run again when it is done")
         check_prompt(prompt)
         model = model or self.config.model
         if not model:
@@ -455,6 +498,9 @@ class WorkspaceRuntime:
             notice=lambda message: self.on_notice(message),
         )
         ctx.confirm = lambda tool, question: session.confirm(tool, question, ctx.call_id)
+        turn_files = TurnFiles(self.store)
+        turn_files.prune()
+        ctx.changes = TurnChanges(turn_files, self.workspace, turn_id)
         tools = BoundTools(self.registry, ctx)
         llm = LiteLLMModel(config, self.root, model)
         conversation = self.conversation_of(session)
@@ -475,8 +521,10 @@ class WorkspaceRuntime:
 
         def fan_out(event: Event) -> None:
             try:
+                if isinstance(event, TurnFinished) and (touched := turn_files.files(turn_id)):
+                    transcript.note(f"## Files changed\n\n{describe(touched)}\nforge.undoTurn puts them back.\n")
                 transcript.handle(event)
-            except OSError as exc:
+            except (OSError, sqlite3.Error) as exc:
                 log.warning("transcript %s: %s", transcript.path, exc)
             emit(event)
 

@@ -161,6 +161,11 @@ class TranscriptWriter:
                 )
             self.close()
 
+    def note(self, text: str) -> None:
+        """An entry of the runtime's own (the files the turn changed), after the last event's."""
+        self._end_section()
+        self._entry(text)
+
     def _end_section(self) -> None:
         if self._section is not None:
             self._section = None
@@ -172,3 +177,15 @@ class TranscriptWriter:
             self._fh.close()
             self._fh = None
             os.utime(self.path)
+
+
+def append_note(root: Path, turn_id: str, text: str) -> bool:
+    """Add an entry to an ended turn's transcript (its undo); False when there is none to add to."""
+    path = transcripts_dir(root) / f"{turn_id}.md"
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    with open(fd, "a", encoding="utf-8") as fh:
+        fh.write("\n" + redact(text, secret_values()).rstrip("\n") + "\n")
+    return True

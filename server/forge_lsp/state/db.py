@@ -57,6 +57,15 @@ CREATE TABLE IF NOT EXISTS processes (
   server INTEGER NOT NULL,
   server_started TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS turn_files (
+  turn_id TEXT NOT NULL,
+  path TEXT NOT NULL,
+  previous BLOB,
+  digest TEXT,
+  seq INTEGER NOT NULL,
+  undone REAL,
+  PRIMARY KEY (turn_id, path)
+);
 """
 
 COLUMNS = {
@@ -66,7 +75,10 @@ COLUMNS = {
     "meta": ["key", "value"],
     "compactions": ["id", "conversation_id", "first", "last", "summary", "created"],
     "processes": ["pid", "pgid", "boot_id", "started", "cmdline", "uid", "server", "server_started"],
+    "turn_files": ["turn_id", "path", "previous", "digest", "seq", "undone"],
 }
+"""turn_files: each file a turn changed, its content before the turn's first change (NULL: it did not exist)
+and the digest of what the turn left (NULL: removed); forge.undoTurn reads them (core/turn_undo.py)."""
 
 
 class DamagedState(Exception):

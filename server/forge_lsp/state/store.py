@@ -429,6 +429,10 @@ class StateStore:
         with self._writing() as db:
             db.execute("BEGIN IMMEDIATE")
             try:
+                # The snapshots forge.undoTurn would restore go with the turns (state/turn_files.py).
+                db.execute(
+                    "DELETE FROM turn_files WHERE turn_id IN (SELECT id FROM turns WHERE conversation_id=?)", (conversation_id,)
+                )
                 for table in ("messages", "turns", "compactions"):
                     db.execute(f"DELETE FROM {table} WHERE conversation_id=?", (conversation_id,))
                 db.execute("DELETE FROM conversations WHERE id=?", (conversation_id,))

@@ -171,6 +171,26 @@ class Snapshots:
         return stack.pop()
 
 
+class ChangeLog(Protocol):
+    """Told about every change a file tool makes, so a turn can be undone as a whole (core/turn_undo.py)."""
+
+    def before(self, path: Path, previous: str | None) -> None:
+        """path is about to change; previous is what it holds now (None: it does not exist)."""
+
+    def after(self, path: Path, content: str | None) -> None:
+        """path now holds content (None: removed)."""
+
+
+class NoChangeLog:
+    """Changes not recorded (a tool context outside a turn)."""
+
+    def before(self, path: Path, previous: str | None) -> None:
+        return None
+
+    def after(self, path: Path, content: str | None) -> None:
+        return None
+
+
 Confirm = Callable[[str, str], Awaitable[bool]]
 """Asks the user (tool name, question); True means allowed."""
 
@@ -200,6 +220,8 @@ class ToolContext:
     """Told about child process groups, so a restarted server can kill what a dead one left."""
     notice: Callable[[str], None] = field(default=lambda message: logging.getLogger("forge_lsp.tools").warning("%s", message))
     """Tells the user something once (a shell sandbox that cannot run): showMessage in an editor, stderr in the CLI."""
+    changes: ChangeLog = field(default_factory=NoChangeLog)
+    """Told about each file change of the turn (forge.undoTurn)."""
 
     async def read_file(self, path: Path, max_bytes: int | None = None) -> str:
         """A workspace file's text (the editor's buffer when open); refuses binary, huge and non-regular files.
@@ -222,19 +244,27 @@ class ToolContext:
         except GitExecutes as exc:
             raise ToolFailure(str(exc), self.workspace.relative(path)) from None
 
+    async def current(self, path: Path) -> str | None:
+        """What a file holds now (the editor's buffer when open), None when it does not exist."""
+        if path.exists():
+            return await self.read_file(path)
+        return await self.files.read_text(path)
+
     async def change_file(self, path: Path, content: str | None) -> None:
         """Write (or, with None, remove) a file, keeping its old content for undo; refuses what git executes from."""
         self.check_changeable(path)
-        previous: str | None = None
-        if path.exists():
-            previous = await self.read_file(path)
-        elif (buffered := await self.files.read_text(path)) is not None:
-            previous = buffered
+        previous = await self.current(path)
         self.snapshots.save(path, previous)
+        await self.apply_change(path, previous, content)
+
+    async def apply_change(self, path: Path, previous: str | None, content: str | None) -> None:
+        """Write (None: remove) a file that holds previous now, telling the turn's change log before and after."""
+        self.changes.before(path, previous)
         if content is None:
             await self.files.delete(path)
         else:
             await self.files.write_text(path, content)
+        self.changes.after(path, content)
 
 
 Run = Callable[[Mapping[str, Any], ToolContext], Awaitable[ToolOutput]]

@@ -13,15 +13,16 @@ async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
     path = ctx.workspace.resolve(args["path"])
     rel = ctx.workspace.relative(path)
     ctx.check_changeable(path)
+    current = await ctx.current(path)
     try:
         previous = ctx.snapshots.pop(path)
     except ToolFailure as exc:
         raise ToolFailure(f"{rel}: {exc}", rel) from None
     if previous is None:
         if path.exists():
-            await ctx.files.delete(path)
+            await ctx.apply_change(path, current, None)
         return ToolOutput(f"Undid the creation of {rel}: removed it", rel)
-    await ctx.files.write_text(path, previous)
+    await ctx.apply_change(path, current, previous)
     return ToolOutput(f"Restored {rel} to its content before the last change", rel)
 
 

@@ -1,0 +1,226 @@
+"""Undo a turn (forge.undoTurn): each turn records what its file tools changed, and an undo puts it
+all back, or nothing when the user changed a file since."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from forge_lsp.core.errors import TurnInProgress
+from forge_lsp.core.runtime import WorkspaceRuntime
+from forge_lsp.core.turn_undo import UndoRefused, digest
+from forge_lsp.state.db import COLUMNS
+from forge_lsp.state.store import StateStore
+from forge_lsp.state.turn_files import TurnFiles
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+def runtime_with(root: Path, *responses: Any) -> WorkspaceRuntime:
+    (root / "s.json").write_text(json.dumps({"responses": list(responses)}))
+    (root / ".forge.toml").write_text('model = "scripted/s.json"\n')
+    return WorkspaceRuntime(root, trusted=True)
+
+
+TURN = (
+    call("patch", file_path="app.py", old_string="a = 1", new_string="a = 2"),
+    call("patch", file_path="app.py", old_string="a = 2", new_string="a = 3"),
+    call("write", file_path="new.txt", content="made by the turn\n"),
+    call("remove", path="old.txt"),
+    {"text": "done"},
+)
+
+
+def seed(root: Path) -> None:
+    (root / "app.py").write_text("a = 1\n")
+    (root / "old.txt").write_bytes(b"caf\xe9 latin-1\r\n")  # not UTF-8, CRLF: restored byte for byte
+
+
+async def test_a_turn_records_each_file_once_with_its_content_before_the_turn(workspace: Path) -> None:
+    seed(workspace)
+    runtime = runtime_with(workspace, *TURN)
+    try:
+        summary = await runtime.run("edit", lambda e: None)
+        files = {f.path: f for f in TurnFiles(runtime.store).files(summary.turn_id)}
+        assert {p: f.action for p, f in files.items()} == {"app.py": "changed", "new.txt": "created", "old.txt": "removed"}
+        assert files["app.py"].previous == b"a = 1\n"  # before the first patch, not the second
+        assert files["app.py"].digest == digest("a = 3\n")
+        assert files["new.txt"].previous is None and files["old.txt"].digest is None
+        listed = runtime.list_conversations()[0]["turnFiles"]
+        assert listed == [
+            {
+                "turnId": summary.turn_id,
+                "undone": False,
+                "files": [
+                    {"path": "app.py", "action": "changed"},
+                    {"path": "new.txt", "action": "created"},
+                    {"path": "old.txt", "action": "removed"},
+                ],
+            }
+        ]
+        transcript = (workspace / ".forge" / "transcripts" / f"{summary.turn_id}.md").read_text()
+        assert "## Files changed\n\n- changed app.py\n- created new.txt\n- removed old.txt\n" in transcript
+    finally:
+        runtime.close()
+
+
+async def test_undo_restores_every_file_and_survives_a_restart(workspace: Path) -> None:
+    seed(workspace)
+    runtime = runtime_with(workspace, *TURN)
+    try:
+        summary = await runtime.run("edit", lambda e: None)
+    finally:
+        runtime.close()
+    again = WorkspaceRuntime(workspace, trusted=True)  # a restarted server
+    try:
+        result = await again.undo_turn()
+        assert result == {
+            "turnId": summary.turn_id,
+            "files": [
+                {"path": "app.py", "action": "restored"},
+                {"path": "new.txt", "action": "removed"},
+                {"path": "old.txt", "action": "recreated"},
+            ],
+        }
+        assert (workspace / "app.py").read_text() == "a = 1\n" and not (workspace / "new.txt").exists()
+        assert (workspace / "old.txt").read_bytes() == b"caf\xe9 latin-1\r\n"
+        with pytest.raises(UndoRefused, match="already undone"):
+            await again.undo_turn(summary.turn_id)
+        assert again.list_conversations()[0]["turnFiles"][0]["undone"] is True
+        transcript = (workspace / ".forge" / "transcripts" / f"{summary.turn_id}.md").read_text()
+        assert "## Undone" in transcript and "recreated old.txt" in transcript
+    finally:
+        again.close()
+
+
+async def test_a_file_changed_since_refuses_the_whole_undo_naming_it(workspace: Path) -> None:
+    seed(workspace)
+    runtime = runtime_with(workspace, *TURN)
+    try:
+        summary = await runtime.run("edit", lambda e: None)
+        (workspace / "new.txt").write_text("the user's own words\n")
+        with pytest.raises(UndoRefused) as refused:
+            await runtime.undo_turn()
+        assert refused.value.files == ["new.txt"] and "new.txt changed since the turn" in str(refused.value)
+        # Nothing restored: not even the files the user did not touch.
+        assert (workspace / "app.py").read_text() == "a = 3\n" and not (workspace / "old.txt").exists()
+        assert (workspace / "new.txt").read_text() == "the user's own words\n"
+        (workspace / "old.txt").write_text("the user made it again\n")
+        with pytest.raises(UndoRefused, match="new.txt, old.txt changed since"):
+            await runtime.undo_turn(summary.turn_id)
+    finally:
+        runtime.close()
+
+
+async def test_a_cancelled_turn_is_undoable_and_undo_is_refused_while_a_turn_runs(workspace: Path) -> None:
+    (workspace / "app.py").write_text("a = 1\n")
+    runtime = runtime_with(
+        workspace,
+        call("patch", file_path="app.py", old_string="a = 1", new_string="a = 2"),
+        call("shell", command="sleep 30"),
+        {"text": "never"},
+    )
+    try:
+        import asyncio
+
+        started = asyncio.Event()
+
+        def emit(event: Any) -> None:
+            if getattr(event, "tool", None) == "shell":
+                started.set()
+
+        turn = asyncio.ensure_future(runtime.run("edit then wait", emit))
+        await asyncio.wait_for(started.wait(), 20)
+        with pytest.raises(TurnInProgress, match="undo after it ends"):
+            await runtime.undo_turn()
+        assert (workspace / "app.py").read_text() == "a = 2\n"
+        runtime.cancel()
+        summary = await turn
+        assert summary.status.value == "cancelled"
+        result = await runtime.undo_turn()
+        assert result["files"] == [{"path": "app.py", "action": "restored"}]
+        assert (workspace / "app.py").read_text() == "a = 1\n"
+    finally:
+        runtime.close()
+
+
+async def test_nothing_to_undo_and_an_unknown_turn(workspace: Path) -> None:
+    runtime = runtime_with(workspace, {"text": "no files"})
+    try:
+        with pytest.raises(UndoRefused, match="nothing to undo"):
+            await runtime.undo_turn()
+        summary = await runtime.run("talk", lambda e: None)
+        with pytest.raises(UndoRefused, match="no file changes"):
+            await runtime.undo_turn(summary.turn_id)
+        with pytest.raises(KeyError):
+            await runtime.undo_turn("no-such-turn")
+    finally:
+        runtime.close()
+
+
+async def test_a_recorded_path_outside_the_workspace_or_gits_is_refused(workspace: Path) -> None:
+    """A state row naming ../x or .git/config (a hand-edited state file) never writes there."""
+    outside = workspace.parent / "outside.txt"
+    outside.write_text("keep\n")
+    (workspace / ".git").mkdir()
+    (workspace / ".git" / "config").write_text("[core]\n")
+    store = StateStore(workspace, trusted=True)
+    try:
+        table = TurnFiles(store)
+        store.start_turn("t1", store.current_conversation(), "x")
+        table.first_change("t1", "../outside.txt", b"evil\n", digest("keep\n"))
+        table.first_change("t1", ".git/config", b"[core]\nfsmonitor = evil\n", digest("[core]\n"))
+    finally:
+        store.close()
+    runtime = WorkspaceRuntime(workspace, trusted=True)
+    try:
+        with pytest.raises(UndoRefused, match="cannot be written"):
+            await runtime.undo_turn("t1")
+    finally:
+        runtime.close()
+    assert outside.read_text() == "keep\n" and (workspace / ".git" / "config").read_text() == "[core]\n"
+
+
+def test_an_older_state_file_gains_the_table_and_keeps_its_rows(tmp_path: Path) -> None:
+    store = StateStore(tmp_path)
+    cid = store.current_conversation()
+    store.close()
+    db = sqlite3.connect(tmp_path / ".forge" / "state.sqlite3")
+    db.execute("DROP TABLE turn_files")
+    db.commit()
+    db.close()
+    again = StateStore(tmp_path)
+    try:
+        assert again.current_conversation() == cid
+        columns = [r[1] for r in again._db.execute("PRAGMA table_info(turn_files)")]
+        assert columns == COLUMNS["turn_files"]
+    finally:
+        again.close()
+
+
+def test_old_snapshots_are_pruned_and_deleted_with_their_conversation(tmp_path: Path) -> None:
+    store = StateStore(tmp_path)
+    try:
+        table = TurnFiles(store)
+        cid = store.current_conversation()
+        for i in range(5):
+            store.start_turn(f"t{i}", cid, "x")
+            table.first_change(f"t{i}", "a.txt", b"%d" % i, digest("x"))
+        table.prune(keep=2)
+        assert [t for t in (f"t{i}" for i in range(5)) if table.files(t)] == ["t3", "t4"]
+        assert table.last_turn() == "t4"
+        store.delete_conversation(cid)
+        assert table.files("t4") == [] and table.last_turn() is None
+    finally:
+        store.close()
+
+
+def test_the_digest_ignores_one_final_newline_only() -> None:
+    assert digest("a\n") == digest("a") != digest("a\n\n")
+    assert digest(b"a\r\n") != digest("a\n") and digest(None) is None
