@@ -323,3 +323,24 @@ async def forge_open_conversation(ls: ForgeLanguageServer, *args: Any) -> dict[s
 async def forge_delete_conversation(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
     """Delete a stored conversation; refused while a turn runs."""
     return await on_conversation(ls, args, "forge.deleteConversation", lambda r, cid: r.delete_conversation(cid))
+
+
+async def forge_undo_turn(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
+    """{turnId?, uri?}: put back every file the turn (default: the workspace's last that changed files)
+    changed, open documents through workspace/applyEdit; {turnId, files: [{path, action}]}. Refused,
+    restoring nothing, while a turn runs, when already undone, or where a file changed since (named)."""
+    from forge_lsp.core.turn_undo import UndoRefused
+
+    await ls.wait_configured()
+    arg = object_argument(args, "forge.undoTurn")
+    turn_id = arg.get("turnId")
+    if turn_id is not None and (not isinstance(turn_id, str) or not turn_id.strip()):
+        raise JsonRpcInvalidParams("forge.undoTurn: turnId must be a turn id (see forge.listConversations' turnFiles)")
+    runtime = runtime_for(ls, arg.get("uri"))
+    try:
+        result = await runtime.undo_turn(turn_id)
+    except KeyError:
+        raise JsonRpcInvalidParams(f"forge.undoTurn: no turn {turn_id!r} in {runtime.root}") from None
+    except (TurnInProgress, UndoRefused) as exc:
+        raise TurnRefused(str(exc), data={"files": getattr(exc, "files", [])}) from None
+    return redact_data(result)  # type: ignore[no-any-return]

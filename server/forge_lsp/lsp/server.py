@@ -19,6 +19,7 @@ COMMANDS = (
     "forge.listConversations",
     "forge.openConversation",
     "forge.deleteConversation",
+    "forge.undoTurn",
 )
 
 
@@ -49,4 +50,5 @@ def create_server() -> ForgeLanguageServer:
     server.command("forge.listConversations")(handlers.forge_list_conversations)
     server.command("forge.openConversation")(handlers.forge_open_conversation)
     server.command("forge.deleteConversation")(handlers.forge_delete_conversation)
+    server.command("forge.undoTurn")(handlers.forge_undo_turn)
     return server
