@@ -1,4 +1,4 @@
-"""forge-lsp: the command line read and dispatched (run, conversations, trust, acp, demo), or the language server on stdio or TCP."""
+"""forge-lsp: the command line read and dispatched (run, conversations, undo, trust, acp, demo), or the language server on stdio or TCP."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from forge_lsp.cli.ask import is_terminal
-from forge_lsp.cli.commands import conversations_command, trust_command
+from forge_lsp.cli.commands import conversations_command, trust_command, undo_command
 from forge_lsp.cli.exit_codes import EXIT_CANCELLED, EXIT_FAILED, EXIT_USAGE
 from forge_lsp.cli.headless import check_prompt, read_prompt, run_headless
 from forge_lsp.cli.parser import UsageError, build_parser
@@ -131,6 +131,10 @@ def _main(argv: Sequence[str] | None) -> int:
         )
     if args.command == "conversations":
         return conversations_command(workspace_of(args.workspace, "-w ."), args.json, sys.stdout)
+    if args.command == "undo":
+        if args.turn is not None and not args.turn.strip():
+            raise UsageError("--turn is empty: give a turn id (forge-lsp conversations --json lists each turn's files)")
+        return undo_command(workspace_of(args.workspace, "-w ."), args.turn, sys.stdout)
     if args.command == "trust":
         return trust_command(workspace_of(args.folder, "`forge-lsp trust .`"), args.revoke, args.status, sys.stdout)
     if args.command == "acp":

@@ -1,4 +1,5 @@
-"""forge-lsp trust and forge-lsp conversations: the user's trust decisions and the workspace's stored conversations."""
+"""forge-lsp trust, conversations and undo: the user's trust decisions, the workspace's stored conversations,
+and undoing a turn's file changes."""
 
 from __future__ import annotations
 
@@ -65,4 +66,42 @@ def conversations_command(workspace: Path, as_json: bool, out: TextIO) -> int:
         title = c["title"] or "(no turn yet)"
         say(out, f"{mark} {c['id']}  {c['updated']}  {c['turns']:>3} turns  {status:<11} {c['tokens']:>8} tokens  {title}")
     say(out, '(* the current one; `forge-lsp run -c ID "PROMPT"` continues another, a start of its id will do; --new starts one)')
+    return 0
+
+
+UNDO_WORDS = {"restored": "restored", "removed": "removed (the turn created it)", "recreated": "recreated (the turn removed it)"}
+
+
+def undo_command(workspace: Path, turn: str | None, out: TextIO) -> int:
+    """forge-lsp undo [--turn ID]: put back the files a turn changed (default: the last turn that changed
+    files); 1 with one line on stderr when refused (a file changed since, already undone, a turn running)."""
+    import asyncio
+
+    from forge_lsp.core.errors import TurnInProgress
+    from forge_lsp.core.runtime import WorkspaceRuntime
+    from forge_lsp.core.turn_undo import UndoRefused
+    from forge_lsp.state.dirs import stored_state_file
+
+    if stored_state_file(workspace) is None:  # nothing stored: no turn to undo, and no .forge/ made to say so
+        say(sys.stderr, f"forge-lsp: no turn in {workspace.resolve()} has changed files yet: nothing to undo")
+        return 1
+    runtime = WorkspaceRuntime(workspace)
+    runtime.on_notice = lambda message: say(sys.stderr, message)
+    try:
+        result = asyncio.run(runtime.undo_turn(turn))
+    except KeyError:
+        say(
+            sys.stderr,
+            f"forge-lsp: no turn {turn!r} in {runtime.root} (`forge-lsp conversations --json` lists each turn's files)",
+        )
+        return 1
+    except (TurnInProgress, UndoRefused) as exc:
+        say(sys.stderr, f"forge-lsp: {exc}")
+        return 1
+    finally:
+        runtime.close()
+    for file in result["files"]:
+        say(out, f"  {UNDO_WORDS.get(file['action'], file['action'])} {file['path']}")
+    done = len(result["files"])
+    say(out, f"undid turn {result['turnId']}: {done} file{'s' if done != 1 else ''} put back as before the turn")
     return 0

@@ -51,6 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
     conversations = sub.add_parser("conversations", parents=[common], help="list the workspace's conversations, the latest first")
     conversations.add_argument("--workspace", "-w", help=WORKSPACE_HELP)
     conversations.add_argument("--json", action="store_true", help="print them as JSON")
+    undo = sub.add_parser(
+        "undo", parents=[common], help="put back the files a turn changed (default: the last turn that changed files)"
+    )
+    undo.add_argument("--turn", "-t", metavar="ID", help="the turn to undo (its id: forge-lsp conversations --json lists them)")
+    undo.add_argument("--workspace", "-w", help=WORKSPACE_HELP)
     trust = sub.add_parser(
         "trust", parents=[common], help="trust a workspace's .forge.toml and .forge/ (recorded in your state folder)"
     )
