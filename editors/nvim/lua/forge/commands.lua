@@ -169,6 +169,25 @@ function M.conversations(on_open)
   end)
 end
 
+--- :ForgeUndoTurn [turnId]: put back the files the last turn that changed files (or turnId) created,
+--- changed or removed (forge.undoTurn); open buffers are restored as the agent's edits are (save them).
+--- The server refuses, restoring nothing, where a file changed since the turn: that error is told.
+function M.undo_turn(turn_id, on_result)
+  local arg = nil
+  if type(turn_id) == "string" and vim.trim(turn_id) ~= "" then
+    arg = { turnId = vim.trim(turn_id) }
+  end
+  command("forge.undoTurn", arg, function(result)
+    local done = {}
+    for _, file in ipairs(type(result) == "table" and result.files or {}) do
+      table.insert(done, tostring(file.action) .. " " .. tostring(file.path))
+    end
+    local what = #done > 0 and table.concat(done, ", ") or "every file was already as before it"
+    notify(one_line("Forge: undid turn " .. tostring(result.turnId) .. ": " .. what))
+    answer(on_result, result)
+  end)
+end
+
 function M.show_config(on_result)
   command("forge.showConfig", nil, function(result)
     local keys = vim.tbl_keys(result)
@@ -230,6 +249,9 @@ function M.create()
   create("ForgeConfig", no_args(M.show_config), { desc = "Show Forge's effective config and sources" })
   create("ForgeNew", no_args(M.new_conversation), { desc = "Start a new Forge conversation" })
   create("ForgeConversations", no_args(M.conversations), { desc = "Pick a Forge conversation to continue" })
+  create("ForgeUndoTurn", function(o)
+    M.undo_turn(o.args)
+  end, { nargs = "?", desc = "Undo the files the last Forge turn (or turn ID) changed" })
   create("ForgeLog", no_args(log.open), { desc = "Open the Forge event log" })
   create("ForgeTrust", no_args(M.trust), { desc = "Trust this workspace's .forge.toml and .forge/ (forge.trust)" })
   M.create_plugs()
@@ -250,6 +272,7 @@ function M.create_plugs()
   plug("n", "new", "<Cmd>ForgeNew<CR>", "Forge: new conversation")
   plug("n", "conversations", "<Cmd>ForgeConversations<CR>", "Forge: pick a conversation")
   plug("n", "config", "<Cmd>ForgeConfig<CR>", "Forge: show the config")
+  plug("n", "undo-turn", "<Cmd>ForgeUndoTurn<CR>", "Forge: undo the last turn's file changes")
   plug("n", "trust", "<Cmd>ForgeTrust<CR>", "Forge: trust this workspace")
 end
 

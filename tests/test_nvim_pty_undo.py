@@ -1,0 +1,66 @@
+""":ForgeUndoTurn in a real terminal Neovim (tmux), 0.7.2 and 0.11.4: what a person sees when a turn is
+undone, and when the undo is refused because they edited the file since."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from test_nvim import neovims, trust
+from test_nvim_pty import TMUX, Screen, script
+
+pytestmark = [
+    pytest.mark.nvim,
+    pytest.mark.timeout(120),
+    pytest.mark.skipif(TMUX is None, reason="tmux is not installed"),
+]
+
+
+def patch(old: str, new: str) -> dict[str, object]:
+    return {"tool_calls": [{"name": "patch", "arguments": {"file_path": "main.py", "old_string": old, "new_string": new}}]}
+
+
+@pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
+def test_undo_turn_on_screen(tmp_path: Path, flavour: str, nvim: str | None) -> None:
+    if nvim is None:
+        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
+    ws = tmp_path / "project"
+    ws.mkdir()
+    (ws / ".forge.toml").write_text("[retry]\nmin_delay_ms = 10\n")
+    (ws / "main.py").write_text("import os\nport = 8080\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    trust(ws, home / "state")
+    s = Screen(nvim, ws, home)
+    try:
+        s.wait_for("Forge: idle")
+        made = {"tool_calls": [{"name": "write", "arguments": {"file_path": "made.py", "content": "y = 0\n"}}]}
+        script(ws, patch("port = 8080", "port = 9090"), made, {"text": "Changed."})
+        s.command("ForgeRun change the port")
+        s.wait_for("Forge: turn completed")
+        s.keys("j", "k")  # the reply float goes
+        s.wait_for("port = 9090")
+        assert (ws / "made.py").exists()
+        s.command("ForgeUndoTurn")
+        shown = s.wait_for("Forge: undid turn ")
+        assert "restored main.py, removed made.py" in shown, shown
+        s.wait_for("port = 8080")
+        assert not (ws / "made.py").exists()
+        s.assert_clean()
+        # A second turn, then the person edits the line it changed: the undo is refused, naming the file.
+        script(ws, patch("port = 8080", "port = 7070"), {"text": "Changed again."})
+        s.command("ForgeRun change it again")
+        s.wait_for("Forge: turn completed")
+        s.keys("j", "k")
+        s.wait_for("port = 7070")
+        s.command("2")
+        s.keys("A", "  # mine", "Escape")
+        s.wait_for("port = 7070  # mine")
+        s.command("sleep 500m")
+        s.command("ForgeUndoTurn")
+        shown = s.wait_for("main.py changed since the turn; nothing was restored, and your changes are kept")
+        assert "port = 7070  # mine" in shown and "Press ENTER" not in shown, shown
+        s.assert_clean()
+    finally:
+        s.close()
