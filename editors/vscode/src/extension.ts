@@ -140,6 +140,17 @@ async function openConversation(): Promise<void> {
   void vscode.window.showInformationMessage(`Forge: conversation "${picked.label}" is open; the next run continues it.`);
 }
 
+/** Forge: Undo Last Turn: the server puts back the files the last turn that changed files touched (open
+ * editors through an edit, so VS Code's own undo can take it back), or refuses, naming the file the user
+ * changed since: that refusal is shown as the error. */
+async function undoLastTurn(): Promise<void> {
+  const result = (await forgeCommand("forge.undoTurn")) as { turnId: string; files: { path: string; action: string }[] } | undefined;
+  if (result) {
+    const what = result.files.map((f) => `${f.action} ${f.path}`).join(", ") || "every file was already as before it";
+    void vscode.window.showInformationMessage(`Forge: undid the last turn: ${what}.`);
+  }
+}
+
 function show(notice: Notice): void {
   const fn =
     notice.level === "error"
@@ -194,6 +205,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("forge.startNewConversation", () => forgeCommand("forge.newConversation")),
     vscode.commands.registerCommand("forge.trustWorkspace", trustWorkspace),
     vscode.commands.registerCommand("forge.pickConversation", openConversation),
+    vscode.commands.registerCommand("forge.undoLastTurn", undoLastTurn),
     // The user trusted the folder in VS Code (Manage Workspace Trust): the server hears it at once.
     vscode.workspace.onDidGrantWorkspaceTrust(() => void forgeCommand("forge.trust")),
     vscode.commands.registerCommand("forge.restartServer", async () => {

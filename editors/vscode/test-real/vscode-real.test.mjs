@@ -279,6 +279,77 @@ describe("real VS Code (code-server 1.139, Chromium)", { skip, timeout: 600_000 
     });
   });
 
+  describe("undo a turn (issue 25): Forge: Undo Last Turn", () => {
+    let vs;
+    let tmp;
+    let ws;
+    before(async () => {
+      tmp = fs.mkdtempSync(path.join(os.tmpdir(), "forge-vscode-real-undo-"));
+      ws = path.join(tmp, "project");
+      fs.mkdirSync(ws);
+      fs.writeFileSync(path.join(ws, "app.py"), "port = 8080\n");
+      fs.writeFileSync(path.join(ws, "lib.py"), "debug = False\n");
+      const script = path.join(tmp, "script.json");
+      const call = (name, args) => ({ tool_calls: [{ name, arguments: args }] });
+      fs.writeFileSync(
+        script,
+        JSON.stringify({
+          responses: [
+            call("patch", { file_path: "app.py", old_string: "port = 8080", new_string: "port = 9090" }),
+            call("patch", { file_path: "lib.py", old_string: "debug = False", new_string: "debug = True" }),
+            call("write", { file_path: "new.py", content: "made = 1\n" }),
+            { text: "Changed the port, turned debug on, added new.py." },
+          ],
+        }),
+      );
+      vs = new RealVSCode({ vsix, workspace: ws, name: "undo", settings: { "forge.pythonPath": python, "forge.model": `scripted/${script}` } });
+      await vs.start();
+    });
+    after(async () => {
+      await vs?.stop();
+      if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+    });
+
+    /** The text of the editor on screen (its visible lines). */
+    async function editorText() {
+      return (await vs.page.locator(".editor-instance .view-lines").first().innerText()).replace(/\u00a0/g, " ");
+    }
+
+    it("the palette command puts back the open editor (through an edit) and the files on disk, and says so", async () => {
+      await vs.waitStatus(/Forge: idle/);
+      // app.py open in an editor: the agent's edit and the undo go through the editor, not the disk.
+      await vs.page.keyboard.press("Control+P");
+      const input = vs.page.locator(".quick-input-widget .quick-input-box input");
+      await input.waitFor({ state: "visible" });
+      await input.fill("app.py");
+      await vs.page.locator(".quick-input-widget .monaco-list-row", { hasText: "app.py" }).first().waitFor({ state: "visible" });
+      await vs.page.keyboard.press("Enter");
+      await vs.page.locator(".editor-instance .view-lines", { hasText: "port = 8080" }).first().waitFor({ state: "visible" });
+      await vs.command("Forge: Run Agent");
+      await vs.answerInput("change the port", "What should Forge do?");
+      await vs.waitToast(/^Forge: turn completed/);
+      await vs.page.locator(".editor-instance .view-lines", { hasText: "port = 9090" }).first().waitFor({ state: "visible" });
+      assert.equal(fs.readFileSync(path.join(ws, "lib.py"), "utf8"), "debug = True\n");
+      assert.ok(fs.existsSync(path.join(ws, "new.py")));
+      await vs.shot("undo-before");
+      await vs.clearNotifications();
+      await vs.command("Forge: Undo Last Turn");
+      const told = await vs.waitToast(/^Forge: undid the last turn: /);
+      await vs.page.locator(".editor-instance .view-lines", { hasText: "port = 8080" }).first().waitFor({ state: "visible" });
+      await vs.shot("undo-after");
+      assert.equal(told.text, "Forge: undid the last turn: restored app.py, restored lib.py, removed new.py.");
+      assert.match(await editorText(), /port = 8080/);
+      assert.equal(fs.readFileSync(path.join(ws, "lib.py"), "utf8"), "debug = False\n");
+      assert.ok(!fs.existsSync(path.join(ws, "new.py")));
+      // The same turn again: nothing to put back, and it says why.
+      await vs.clearNotifications();
+      await vs.command("Forge: Undo Last Turn");
+      const again = await vs.waitToast(/already undone/);
+      await vs.shot("undo-again");
+      assert.match(again.text, /^Forge: turn \S+ was already undone/);
+    });
+  });
+
   describe("an untrusted workspace (Workspace Trust on, the user answers No)", () => {
     let vs;
     let ws;

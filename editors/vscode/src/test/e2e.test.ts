@@ -61,7 +61,7 @@ test("a turn through the real server with the extension's settings", { timeout: 
     })) as { capabilities: { executeCommandProvider: { commands: string[] } } };
     assert.deepEqual(init.capabilities.executeCommandProvider.commands.sort(), [
       "forge.cancel", "forge.compact", "forge.deleteConversation", "forge.listConversations", "forge.newConversation",
-      "forge.openConversation", "forge.run", "forge.showConfig", "forge.status", "forge.trust",
+      "forge.openConversation", "forge.run", "forge.showConfig", "forge.status", "forge.trust", "forge.undoTurn",
     ]);
     // vscode-languageclient registers each of these as a VS Code command; one the extension registers
     // too makes the client's start fail ("command ... already exists") and no server ever runs.
