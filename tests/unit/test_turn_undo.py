@@ -16,6 +16,7 @@ from forge_lsp.core.turn_undo import UndoRefused, digest
 from forge_lsp.state.db import COLUMNS
 from forge_lsp.state.store import StateStore
 from forge_lsp.state.turn_files import TurnFiles
+from forge_lsp.tools.base import DiskFiles, ToolFailure
 
 
 def call(name: str, **arguments: Any) -> dict[str, Any]:
@@ -160,6 +161,32 @@ async def test_nothing_to_undo_and_an_unknown_turn(workspace: Path) -> None:
             await runtime.undo_turn(summary.turn_id)
         with pytest.raises(KeyError):
             await runtime.undo_turn("no-such-turn")
+    finally:
+        runtime.close()
+
+
+async def test_a_refused_edit_or_a_change_made_and_taken_back_leaves_nothing_to_undo(workspace: Path) -> None:
+    (workspace / "app.py").write_text("a = 1\n")
+    runtime = runtime_with(
+        workspace,
+        call("write", file_path="refused.py", content="x\n"),
+        call("patch", file_path="app.py", old_string="a = 1", new_string="a = 2"),
+        call("patch", file_path="app.py", old_string="a = 2", new_string="a = 1"),
+        {"text": "done"},
+    )
+
+    class Refusing(DiskFiles):
+        async def write_text(self, path: Path, content: str) -> None:
+            if path.name == "refused.py":
+                raise ToolFailure("the user rejected the edit to refused.py")
+            await super().write_text(path, content)
+
+    runtime.session.files = Refusing()
+    try:
+        summary = await runtime.run("edit", lambda e: None)
+        assert summary.failures == 1 and not (workspace / "refused.py").exists()
+        assert TurnFiles(runtime.store).files(summary.turn_id) == []
+        assert runtime.list_conversations()[0]["turnFiles"] == []
     finally:
         runtime.close()
 

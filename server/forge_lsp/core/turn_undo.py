@@ -47,6 +47,11 @@ def digest(data: str | bytes | None) -> str | None:
     return hashlib.sha256(raw).hexdigest()
 
 
+def _exact(text: str | None) -> str | None:
+    """A digest of every byte (the final newline too)."""
+    return None if text is None else hashlib.sha256(encode(text)).hexdigest()
+
+
 class TurnChanges:
     """The change log of one turn (tools.base.ChangeLog): each file's content before the turn first changed
     it, and the digest of what it holds after each change. A record that cannot be written is logged; the
@@ -56,24 +61,29 @@ class TurnChanges:
         self.table = table
         self.workspace = workspace
         self.turn_id = turn_id
-        self._seen: set[Path] = set()
+        self._first: dict[Path, str | None] = {}
+        """Each recorded file's digest before the turn's first change to it."""
 
     def before(self, path: Path, previous: str | None) -> None:
-        if path in self._seen:
+        if path in self._first:
             return
         try:
             self.table.first_change(
                 self.turn_id, self.workspace.relative(path), encode(previous) if previous is not None else None, digest(previous)
             )
-            self._seen.add(path)
+            self._first[path] = _exact(previous)
         except (sqlite3.Error, OSError) as exc:
             log.warning("turn %s: cannot record %s for undo: %s", self.turn_id, path, exc)
 
     def after(self, path: Path, content: str | None) -> None:
-        if path not in self._seen:
+        if path not in self._first:
             return
         try:
-            self.table.left(self.turn_id, self.workspace.relative(path), digest(content))
+            if _exact(content) == self._first[path]:  # as before the turn (a refused edit, a change undone): nothing to undo
+                self.table.forget(self.turn_id, self.workspace.relative(path))
+                del self._first[path]
+            else:
+                self.table.left(self.turn_id, self.workspace.relative(path), digest(content))
         except (sqlite3.Error, OSError) as exc:
             log.warning("turn %s: cannot record %s for undo: %s", self.turn_id, path, exc)
 

@@ -57,6 +57,10 @@ class TurnFiles:
         """What the turn left in path now (None: removed)."""
         self.store._run("UPDATE turn_files SET digest=? WHERE turn_id=? AND path=?", (digest, turn_id, path))
 
+    def forget(self, turn_id: str, path: str) -> None:
+        """The turn left path as it was before its first change (an edit refused, or undone): nothing to undo there."""
+        self.store._run("DELETE FROM turn_files WHERE turn_id=? AND path=?", (turn_id, path))
+
     def files(self, turn_id: str) -> list[TurnFile]:
         """The files turn_id changed, in the order it first changed them (none: unknown turn, or it changed none)."""
         with self.store._lock:

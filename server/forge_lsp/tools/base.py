@@ -260,10 +260,14 @@ class ToolContext:
     async def apply_change(self, path: Path, previous: str | None, content: str | None) -> None:
         """Write (None: remove) a file that holds previous now, telling the turn's change log before and after."""
         self.changes.before(path, previous)
-        if content is None:
-            await self.files.delete(path)
-        else:
-            await self.files.write_text(path, content)
+        try:
+            if content is None:
+                await self.files.delete(path)
+            else:
+                await self.files.write_text(path, content)
+        except BaseException:
+            self.changes.after(path, previous)  # not changed (refused, failed): as it was
+            raise
         self.changes.after(path, content)
 
 
