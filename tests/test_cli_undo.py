@@ -36,7 +36,7 @@ def test_undo_puts_back_the_last_turn_and_says_so_the_second_time(workspace: Pat
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == [
         "  restored app.py",
-        "  removed (the turn created it) new.py",
+        "  removed new.py (the turn created it)",
         f"undid turn {turn}: 2 files put back as before the turn",
     ]
     assert (workspace / "app.py").read_text() == "a = 1\n" and not (workspace / "new.py").exists()

@@ -69,7 +69,7 @@ def conversations_command(workspace: Path, as_json: bool, out: TextIO) -> int:
     return 0
 
 
-UNDO_WORDS = {"restored": "restored", "removed": "removed (the turn created it)", "recreated": "recreated (the turn removed it)"}
+UNDO_WHY = {"removed": " (the turn created it)", "recreated": " (the turn removed it)"}
 
 
 def undo_command(workspace: Path, turn: str | None, out: TextIO) -> int:
@@ -101,7 +101,7 @@ def undo_command(workspace: Path, turn: str | None, out: TextIO) -> int:
     finally:
         runtime.close()
     for file in result["files"]:
-        say(out, f"  {UNDO_WORDS.get(file['action'], file['action'])} {file['path']}")
+        say(out, f"  {file['action']} {file['path']}{UNDO_WHY.get(file['action'], '')}")
     done = len(result["files"])
     say(out, f"undid turn {result['turnId']}: {done} file{'s' if done != 1 else ''} put back as before the turn")
     return 0

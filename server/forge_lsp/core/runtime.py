@@ -40,6 +40,9 @@ from forge_lsp.trust import TEMPLATES_DIR, Survey, TrustStore, cannot_trust, ref
 
 log = logging.getLogger(__name__)
 
+UNDO_HINT = "To put them back as they were: Forge: Undo Last Turn, :ForgeUndoTurn {turn} or `forge-lsp undo --turn {turn}`."
+"""The end of a transcript's "Files changed" section."""
+
 MAX_INSTRUCTIONS_CHARS = 20_000
 MAX_INSTRUCTIONS_BYTES = 10 * 1024 * 1024
 """A larger AGENTS.md is not read at all (its first MAX_INSTRUCTIONS_CHARS are used otherwise)."""
@@ -522,7 +525,7 @@ class WorkspaceRuntime:
         def fan_out(event: Event) -> None:
             try:
                 if isinstance(event, TurnFinished) and (touched := turn_files.files(turn_id)):
-                    transcript.note(f"## Files changed\n\n{describe(touched)}\nforge.undoTurn puts them back.\n")
+                    transcript.note(f"## Files changed\n\n{describe(touched)}\n{UNDO_HINT.format(turn=turn_id)}\n")
                 transcript.handle(event)
             except (OSError, sqlite3.Error) as exc:
                 log.warning("transcript %s: %s", transcript.path, exc)
