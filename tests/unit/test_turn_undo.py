@@ -191,6 +191,29 @@ async def test_a_refused_edit_or_a_change_made_and_taken_back_leaves_nothing_to_
         runtime.close()
 
 
+async def test_a_turn_whose_server_died_midway_is_undone_after_the_restart(workspace: Path) -> None:
+    """Each change is recorded before it is made: a server killed in the turn leaves a turn that can be undone."""
+    from forge_lsp.core.turn_undo import TurnChanges
+    from forge_lsp.tools.workspace import Workspace
+
+    (workspace / "app.py").write_text("a = 1\n")
+    store = StateStore(workspace, trusted=True)
+    store.start_turn("t-killed", store.current_conversation(), "edit")
+    changes = TurnChanges(TurnFiles(store), Workspace(workspace), "t-killed")
+    changes.before(workspace / "app.py", "a = 1\n")
+    (workspace / "app.py").write_text("a = 2\n")
+    changes.after(workspace / "app.py", "a = 2\n")
+    store._db.close()  # the server is killed in a later tool call: not close(), and no finish_turn
+    runtime = WorkspaceRuntime(workspace, trusted=True)
+    try:
+        assert runtime.store.turn_status("t-killed") == "failed"
+        assert runtime.list_conversations()[0]["turnFiles"][0]["files"] == [{"path": "app.py", "action": "changed"}]
+        assert (await runtime.undo_turn())["files"] == [{"path": "app.py", "action": "restored"}]
+        assert (workspace / "app.py").read_text() == "a = 1\n"
+    finally:
+        runtime.close()
+
+
 def test_an_older_state_file_gains_the_table_and_keeps_its_rows(tmp_path: Path) -> None:
     store = StateStore(tmp_path)
     cid = store.current_conversation()
