@@ -642,6 +642,24 @@ def test_a_state_created_by_forge_lsp_is_used_on_the_next_untrusted_start(worksp
     again.close()
 
 
+def test_a_state_file_deleted_by_the_user_is_created_again_as_theirs(workspace: Path) -> None:
+    """rm -rf .forge (or a folder deleted and cloned again at the same path): the registry still holds the
+    old file's id, and the file forge-lsp creates next is the user's, not 'not created by your forge-lsp'."""
+    StateStore(workspace).close()
+    state = workspace.resolve() / ".forge" / STATE_FILE
+    old_id = StateRegistry().known_id(state)
+    for leftover in state.parent.iterdir():
+        if leftover.is_file():
+            leftover.unlink()
+    fresh = StateStore(workspace)
+    assert fresh.path == state and not fresh.fallback and fresh.notices == []
+    fresh.close()
+    assert StateRegistry().known_id(state) not in (None, old_id)
+    again = StateStore(workspace)
+    assert again.path == state and not again.fallback and again.notices == []
+    again.close()
+
+
 @pytest.mark.parametrize("corrupt", [b"{not json", b'{"states": [1, 2]}', b"\xff\xfe"], ids=["garbage", "shape", "bytes"])
 def test_a_corrupt_registry_is_an_empty_one_never_a_crash(
     workspace: Path, corrupt: bytes, caplog: pytest.LogCaptureFixture

@@ -160,6 +160,7 @@ class StateStore:
                     )
                     break
             self._set_aside_foreign_logs(path)
+            existed = os.path.lexists(path)
             try:
                 db = _open(path)
             except RefusedState as exc:
@@ -176,7 +177,9 @@ class StateStore:
                     "this workspace starts a fresh conversation"
                 )
                 return path, _open(path)
-            if not self.trusted and not self.fallback and path.parent == root / STATE_DIR and os.path.lexists(path):
+            # (A file created just now has no id yet: the registry's entry is an earlier file's, deleted
+            # since, and _register records the new one.)
+            if not self.trusted and not self.fallback and path.parent == root / STATE_DIR and existed:
                 known = self.registry.known_id(path)
                 if known is not None and _state_id(db) != known:  # changed on opening (a -wal not of ours)
                     db.close()
