@@ -42,6 +42,8 @@ M.conversations = commands.conversations
 M.show_config = commands.show_config
 M.trust = commands.trust
 M.open_log = log.open
+M.mcp_servers = require("forge.mcp").show
+M.restart_mcp_server = require("forge.mcp").restart
 M.create_commands = commands.create
 
 M.find_root = roots.find_root
