@@ -11,6 +11,7 @@ import {
 } from "vscode-languageclient/node";
 import { registerChat } from "./chat";
 import { conversationItems, ForgeEvent, Notice, statusText, turnNotice } from "./events";
+import { mcpServers, McpItem, serverActions, serverItems, stateText } from "./mcp";
 import { ForgeSettings, initializationOptions, serverCommand, serverSettings } from "./settings";
 
 let client: LanguageClient | undefined;
@@ -27,6 +28,7 @@ function readSettings(): ForgeSettings {
     model: c.get<string | null>("model"),
     maxToolFailurePerTurn: c.get<number | null>("maxToolFailurePerTurn"),
     maxRequestsPerTurn: c.get<number | null>("maxRequestsPerTurn"),
+    mcpServers: c.get<Record<string, unknown> | null>("mcpServers"),
   };
 }
 
@@ -140,6 +142,36 @@ async function openConversation(): Promise<void> {
   void vscode.window.showInformationMessage(`Forge: conversation "${picked.label}" is open; the next run continues it.`);
 }
 
+/** Forge: MCP Servers: a quick pick of the servers (state, source, tools); picking one offers Restart. */
+async function showMcpServers(): Promise<void> {
+  const result = await forgeCommand("forge.mcpServers");
+  if (result === undefined) {
+    return;
+  }
+  const items = serverItems(result);
+  if (items.length === 0) {
+    void vscode.window.showInformationMessage(
+      "Forge: no MCP servers configured (forge.mcpServers in settings, ~/.config/forge-lsp/mcp.json, or the workspace's .mcp.json).",
+    );
+    return;
+  }
+  const picked = await vscode.window.showQuickPick(items, { placeHolder: "Forge MCP servers: pick one to restart it or see its tools", matchOnDetail: true });
+  const server = mcpServers(result).find((s) => s.name === picked?.server);
+  if (!server) {
+    return;
+  }
+  const action = await vscode.window.showQuickPick<McpItem>(serverActions(server), { placeHolder: `${server.name}: ${stateText(server)}` });
+  if (!action?.restart) {
+    return;
+  }
+  const restarted = await forgeCommand("forge.restartMcpServer", { name: server.name });
+  if (restarted !== undefined) {
+    const now = mcpServers(await forgeCommand("forge.mcpServers")).find((s) => s.name === server.name);
+    const message = `Forge: MCP server ${server.name} restarted${now ? `: ${stateText(now)}` : ""}`;
+    void (now?.state === "failed" ? vscode.window.showWarningMessage(message) : vscode.window.showInformationMessage(message));
+  }
+}
+
 function show(notice: Notice): void {
   const fn =
     notice.level === "error"
@@ -150,12 +182,12 @@ function show(notice: Notice): void {
   void fn(notice.message);
 }
 
-async function forgeCommand(name: string): Promise<unknown> {
+async function forgeCommand(name: string, arg: Record<string, unknown> = {}): Promise<unknown> {
   if (!client) {
     return undefined;
   }
   try {
-    return await client.sendRequest(ExecuteCommandRequest.type, { command: name, arguments: [{}] });
+    return await client.sendRequest(ExecuteCommandRequest.type, { command: name, arguments: [arg] });
   } catch (err) {
     reportError(err);
     return undefined;
@@ -194,6 +226,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("forge.startNewConversation", () => forgeCommand("forge.newConversation")),
     vscode.commands.registerCommand("forge.trustWorkspace", trustWorkspace),
     vscode.commands.registerCommand("forge.pickConversation", openConversation),
+    vscode.commands.registerCommand("forge.showMcpServers", showMcpServers),
     // The user trusted the folder in VS Code (Manage Workspace Trust): the server hears it at once.
     vscode.workspace.onDidGrantWorkspaceTrust(() => void forgeCommand("forge.trust")),
     vscode.commands.registerCommand("forge.restartServer", async () => {
