@@ -59,6 +59,7 @@ local ok, err = xpcall(function()
   assert(owners[1] == "time" and owners[2] == "time" and owners[3] == nil, vim.inspect(owners))
   assert(lines[4] == "broken  failed: exited with code 3  (.mcp.json)" and owners[4] == "broken", vim.inspect(lines))
   assert(lines[#lines]:find("r: restart", 1, true), vim.inspect(lines))
+  assert(mcp.state_text({ name = "time", state = "ready", tools = 2 }) == "ready (2 tools)", "a number of tools")
   local none = mcp.lines({ servers = {} })
   assert(#none == 1 and none[1]:find("No MCP servers configured", 1, true), vim.inspect(none))
 

@@ -11,7 +11,7 @@ import {
 } from "vscode-languageclient/node";
 import { registerChat } from "./chat";
 import { conversationItems, ForgeEvent, Notice, statusText, turnNotice } from "./events";
-import { mcpServers, McpItem, serverActions, serverItems, stateText } from "./mcp";
+import { mcpServers, McpItem, McpServer, serverActions, serverItems, stateText } from "./mcp";
 import { ForgeSettings, initializationOptions, serverCommand, serverSettings } from "./settings";
 
 let client: LanguageClient | undefined;
@@ -164,11 +164,11 @@ async function showMcpServers(): Promise<void> {
   if (!action?.restart) {
     return;
   }
-  const restarted = await forgeCommand("forge.restartMcpServer", { name: server.name });
-  if (restarted !== undefined) {
-    const now = mcpServers(await forgeCommand("forge.mcpServers")).find((s) => s.name === server.name);
-    const message = `Forge: MCP server ${server.name} restarted${now ? `: ${stateText(now)}` : ""}`;
-    void (now?.state === "failed" ? vscode.window.showWarningMessage(message) : vscode.window.showInformationMessage(message));
+  // The answer is the server's status once it is ready or failed: {name, state, tools: N, reason?}.
+  const now = (await forgeCommand("forge.restartMcpServer", { name: server.name })) as McpServer | undefined;
+  if (now && typeof now.state === "string") {
+    const message = `Forge: MCP server ${server.name} restarted: ${stateText(now)}`;
+    void (now.state === "failed" ? vscode.window.showWarningMessage(message) : vscode.window.showInformationMessage(message));
   }
 }
 

@@ -12,7 +12,8 @@ export interface McpServer {
   state: "starting" | "ready" | "failed" | "disabled" | string;
   source?: string | null;
   reason?: string | null;
-  tools?: McpTool[] | null;
+  /** forge.mcpServers lists them; forge.status and forge.restartMcpServer give their number. */
+  tools?: McpTool[] | number | null;
 }
 
 /** A quick pick row (the fields of vscode.QuickPickItem it uses) and the server or tool it stands for. */
@@ -28,12 +29,16 @@ const oneLine = (text: string): string => text.replace(/\s*\n\s*/g, " · ").trim
 
 /** A server's state as a person reads it: "ready (2 tools)", "failed: reason", "starting", "disabled". */
 export function stateText(server: McpServer): string {
-  const tools = server.tools?.length ?? 0;
+  const tools = typeof server.tools === "number" ? server.tools : (server.tools?.length ?? 0);
   if (server.state === "ready") {
     return `ready (${tools} tool${tools === 1 ? "" : "s"})`;
   }
   const reason = server.reason ? oneLine(server.reason) : "";
   return reason ? `${server.state}: ${reason}` : String(server.state);
+}
+
+function toolList(server: McpServer): McpTool[] {
+  return Array.isArray(server.tools) ? server.tools : [];
 }
 
 /** The servers of forge.mcpServers' answer (none for an answer of another shape). */
@@ -45,7 +50,7 @@ export function mcpServers(result: unknown): McpServer[] {
 /** The first quick pick: one row per server, its state and source, its tools' names below. */
 export function serverItems(result: unknown): McpItem[] {
   return mcpServers(result).map((s) => {
-    const tools = (s.tools ?? []).map((t) => t.name);
+    const tools = toolList(s).map((t) => t.name);
     const where = s.source ? `${s.source}` : "";
     const detail = tools.length > 0 ? `${where ? where + " · " : ""}${tools.join(", ")}` : where || undefined;
     return { label: s.name, description: stateText(s), detail, server: s.name };
@@ -55,7 +60,7 @@ export function serverItems(result: unknown): McpItem[] {
 /** The second quick pick, for one server: Restart, then its tools with their descriptions. */
 export function serverActions(server: McpServer): McpItem[] {
   const items: McpItem[] = [{ label: `$(debug-restart) Restart ${server.name}`, description: stateText(server), server: server.name, restart: true }];
-  for (const tool of server.tools ?? []) {
+  for (const tool of toolList(server)) {
     items.push({ label: tool.name, description: tool.description ? oneLine(tool.description) : undefined, server: server.name });
   }
   return items;

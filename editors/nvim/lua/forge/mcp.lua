@@ -15,7 +15,8 @@ local BUFFER = "forge://mcp"
 --- A server's state as a person reads it: "ready (2 tools)", "failed: reason", "starting", "disabled".
 function M.state_text(server)
   local state = tostring(server.state or "unknown")
-  local tools = type(server.tools) == "table" and #server.tools or nil
+  -- forge.mcpServers lists the tools; forge.status and forge.restartMcpServer give their number.
+  local tools = type(server.tools) == "table" and #server.tools or tonumber(server.tools)
   if state == "ready" then
     return string.format("ready (%d tool%s)", tools or 0, tools == 1 and "" or "s")
   end

@@ -16,6 +16,8 @@ test("each server's state as a person reads it", () => {
   assert.equal(stateText({ name: "one", state: "ready", tools: [{ name: "t" }] }), "ready (1 tool)");
   assert.equal(stateText(answer.servers[1]), "failed: exited with code 3 · (see the log)");
   assert.equal(stateText({ name: "s", state: "starting" }), "starting");
+  // forge.restartMcpServer's answer gives the number of tools.
+  assert.equal(stateText({ name: "time", state: "ready", tools: 2 }), "ready (2 tools)");
 });
 
 test("the first quick pick: one row per server, state, source and tools", () => {
