@@ -165,5 +165,9 @@ async def test_session_close_stops_its_servers_and_a_bad_server_never_blocks_the
             await ctx.__aexit__(None, None, None)
         requests = [r for r in stub.requests if r["path"].endswith("/chat/completions")]
     assert result.stop_reason == "end_turn" and "Still here." in client.text()
+    # The failure is said once, in the chat, before the turn's own text.
+    told = client.text()
+    assert told.count("MCP server broken failed: ") == 1 and told.index("broken failed") < told.index("Still here."), told
+    assert "its tools are not available in this session" in told, told
     assert TIME_TOOL in offered(requests[0]) and not any(t.startswith("mcp_broken") for t in offered(requests[0]))
     assert left == [], left

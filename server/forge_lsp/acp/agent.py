@@ -31,10 +31,13 @@ from acp.interfaces import Client
 from acp.schema import (
     AgentCapabilities,
     ClientCapabilities,
+    CloseSessionResponse,
     Implementation,
     ListSessionsResponse,
+    McpCapabilities,
     PromptCapabilities,
     SessionCapabilities,
+    SessionCloseCapabilities,
     SessionInfo,
     SessionListCapabilities,
     ToolCallStart,
@@ -55,6 +58,7 @@ from forge_lsp.acp.conversions import (
     tool_retried,
     tool_started,
 )
+from forge_lsp.acp.mcp import SessionServers
 from forge_lsp.acp.transport import serve_stdio
 from forge_lsp.core.errors import BadPrompt, EmptyPrompt, NoModel, TurnInProgress, check_prompt
 from forge_lsp.core.session import Session
@@ -157,6 +161,10 @@ class AcpSession:
         """The running turn's failed calls, not shown yet: each waits for its retry notice (after its batch), so
         a client shows one failed update with the error and the notice, not the failure and then the call again."""
         self.told_trust = False
+        self.prompting = False
+        """A prompt of this session is running its turn."""
+        self.mcp: SessionServers | None = None
+        """The MCP servers the client gave this session (session/new, session/load): its turns' alone."""
 
 
 class ForgeAgent:
@@ -228,17 +236,30 @@ class ForgeAgent:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
-                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+                mcp_capabilities=McpCapabilities(http=True, sse=True),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities(), close=SessionCloseCapabilities()),
             ),
             agent_info=Implementation(name="forge-lsp", title="Forge (forge-lsp)", version=__version__),
         )
 
     async def new_session(self, cwd: str, mcp_servers: Any = None, **kwargs: Any) -> NewSessionResponse:
         runtime = self.runtime_for(cwd)
-        if mcp_servers:
-            log.info("session/new: %d MCP server(s) offered; forge-lsp uses its own tools only", len(mcp_servers))
         session = self.adopt(await asyncio.to_thread(runtime.new_session), runtime)
+        await self.give_servers(session, mcp_servers)
         return NewSessionResponse(session_id=session.id)
+
+    async def give_servers(self, session: AcpSession, mcp_servers: Any) -> None:
+        """The session's MCP servers (session/new, session/load): they start when its first prompt needs their
+        tools; a session loaded again stops the ones it had."""
+        if session.mcp is not None:
+            await session.mcp.close()
+            session.mcp = session.core.mcp = None
+        if not mcp_servers:
+            return
+        servers = SessionServers(mcp_servers, session.runtime)
+        log.info("session %s: %d MCP server(s) from the client", session.id, len(servers))
+        session.mcp = servers
+        session.core.mcp = servers.manager
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None, **kwargs: Any) -> LoadSessionResponse:
         runtime = self.runtime_for(cwd)
@@ -246,7 +267,11 @@ class ForgeAgent:
             core = await asyncio.to_thread(runtime.load_session, session_id)
         except KeyError:
             raise invalid_params(f"no conversation {session_id!r} in {runtime.root}") from None
+        previous = self.sessions.get(session_id)
+        if previous is not None and previous.mcp is not None:
+            await previous.mcp.close()  # loaded again: the servers of this load replace those
         session = self.adopt(core, runtime)
+        await self.give_servers(session, mcp_servers)
         await self.replay(session, await asyncio.to_thread(runtime.history, core))
         return LoadSessionResponse()
 
@@ -299,14 +324,19 @@ class ForgeAgent:
         self.unwinding.pop(runtime.root, None)
         if runtime.running:
             return await self.refuse(session, TurnInProgress(f"a turn is already running in {runtime.root}; cancel it first"))
+        # Its MCP servers start now (once), and a failure is said before the turn.
+        if session.mcp is not None and (told := await session.mcp.start()):
+            await self.update(session_id, update_agent_message_text(told))
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
         pump = asyncio.ensure_future(self.pump(session, queue))
         refusal: TurnInProgress | NoModel | None = None
+        session.prompting = True
         try:
             summary: TurnSummary = await runtime.run(text, queue.put_nowait, session=session.core)
         except (TurnInProgress, NoModel) as exc:
             refusal = exc
         finally:
+            session.prompting = False
             queue.put_nowait(None)
             await pump
             session.announced.clear()
@@ -418,6 +448,18 @@ class ForgeAgent:
         if session is not None and session.runtime.cancel():
             self.unwinding.setdefault(session.root, asyncio.Event())
 
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
+        """session/close: its running turn cancelled, its MCP servers stopped; the conversation stays stored."""
+        session = self.sessions.pop(session_id, None)
+        if session is None:
+            raise invalid_params(f"no session {session_id!r}")
+        if session.prompting:
+            session.runtime.cancel()
+        if session.mcp is not None:
+            await session.mcp.close()
+            session.mcp = session.core.mcp = None
+        return CloseSessionResponse()
+
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
         return None
 
@@ -426,6 +468,13 @@ class ForgeAgent:
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         return None
+
+    async def aclose(self) -> None:
+        """The client went away: every session's MCP servers stop, and the workspaces' own."""
+        servers = [s.mcp for s in self.sessions.values() if s.mcp is not None]
+        await asyncio.gather(
+            *(s.close() for s in servers), *(runtime.close_mcp() for runtime in self.workspaces), return_exceptions=True
+        )
 
     def close(self) -> None:
         self.workspaces.close_all()
