@@ -342,6 +342,10 @@ class Orchestrator:
         def on_retry(attempt: int, delay_ms: int, exc: ModelError) -> None:
             emit(LlmRetry(turn_id, attempt, delay_ms, str(exc)))
 
+        refresh = getattr(self.tools, "refresh", None)
+        if refresh is not None:  # an MCP server said its tools changed: the model gets the new list
+            await refresh()
+
         async def timed() -> AssistantReply:
             text.restart()
             thought.restart()

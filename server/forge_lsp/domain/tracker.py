@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 
 from forge_lsp.domain.messages import ToolResult
 
@@ -40,8 +41,13 @@ class ToolErrorTracker:
             self._errors.pop(name, None)
 
     def limit_for(self, name: str) -> int:
-        """The failure limit for one tool: its own override or the turn's."""
-        return self.per_tool_limits.get(name, self.limit)
+        """The failure limit for one tool: its own override, else the longest glob naming it ("mcp_github_*"), else the turn's."""
+        if name in self.per_tool_limits:
+            return self.per_tool_limits[name]
+        globs = [p for p in self.per_tool_limits if any(c in p for c in "*?[") and fnmatchcase(name, p)]
+        if globs:
+            return self.per_tool_limits[max(globs, key=lambda p: (len(p), p))]
+        return self.limit
 
     def error_count(self, name: str) -> int:
         """How many consecutive failing batches the tool has now."""

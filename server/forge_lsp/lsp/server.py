@@ -19,6 +19,8 @@ COMMANDS = (
     "forge.listConversations",
     "forge.openConversation",
     "forge.deleteConversation",
+    "forge.mcpServers",
+    "forge.restartMcpServer",
 )
 
 
@@ -49,4 +51,7 @@ def create_server() -> ForgeLanguageServer:
     server.command("forge.listConversations")(handlers.forge_list_conversations)
     server.command("forge.openConversation")(handlers.forge_open_conversation)
     server.command("forge.deleteConversation")(handlers.forge_delete_conversation)
+    server.command("forge.mcpServers")(handlers.forge_mcp_servers)
+    server.command("forge.restartMcpServer")(handlers.forge_restart_mcp_server)
+    server.feature(t.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)(handlers.did_change_workspace_folders)
     return server
