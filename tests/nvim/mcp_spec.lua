@@ -98,13 +98,13 @@ local ok, err = xpcall(function()
   end)
   local text = buffer_text("forge://mcp")
   out("MCP BUFFER\n" .. text)
-  assert(text:find("  get_current_time", 1, true) and text:find("  convert_time", 1, true), text)
+  assert(text:find("\n  mcp_time_get_current_time  Get current time", 1, true) and text:find("\n  mcp_time_convert_time  ", 1, true), text)
   assert(vim.api.nvim_buf_get_name(0):find("forge://mcp", 1, true), "the list is not the current window")
 
   -- 4. `r` on the time server's lines restarts it; it is ready again.
   local row = nil
   for i, line in ipairs(vim.api.nvim_buf_get_lines(0, 0, -1, false)) do
-    if line:find("  convert_time", 1, true) then
+    if line:find("  mcp_time_convert_time", 1, true) then
       row = i
     end
   end
