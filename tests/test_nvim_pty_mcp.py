@@ -50,7 +50,7 @@ def test_forge_mcp_on_screen(tmp_path: Path, flavour: str, nvim: str | None) -> 
     try:
         s.wait_for("Forge: idle")
         s.command("ForgeMcp")
-        shown = s.wait_for("time  ready (2 tools)  (editor)")
+        shown = s.wait_for("time  ready (2 tools)  (mcp_servers in setup())")
         assert "broken  failed: " in shown, shown
         assert "  mcp_time_get_current_time  Get current time in a specific timezone" in shown, shown
         assert "r: restart the server under the cursor" in shown, shown

@@ -47,14 +47,15 @@ end
 local ok, err = xpcall(function()
   local mcp = require("forge.mcp")
 
-  -- 1. The buffer's lines from an answer, without a server: state, source, tools; a failed one's reason.
+  -- 1. The buffer's lines from an answer, without a server (nor setup() yet: "editor" is the settings):
+  -- state, source, tools; a failed one's reason.
   local lines, owners = mcp.lines({
     servers = {
-      { name = "time", state = "ready", source = "settings", tools = { { name = "get_current_time", description = "Get the time\nin a zone" } } },
-      { name = "broken", state = "failed", source = ".mcp.json", reason = "exited with code 3", tools = {} },
+      { name = "time", state = "ready", source = "editor", tools = { { name = "get_current_time", description = "Get the time\nin a zone" } } },
+      { name = "broken", state = "failed", source = "workspace", reason = "exited with code 3", tools = {} },
     },
   })
-  assert(lines[1] == "time  ready (1 tool)  (settings)", vim.inspect(lines))
+  assert(lines[1] == "time  ready (1 tool)  (settings mcpServers)", vim.inspect(lines))
   assert(lines[2] == "  get_current_time  Get the time · in a zone", vim.inspect(lines))
   assert(owners[1] == "time" and owners[2] == "time" and owners[3] == nil, vim.inspect(owners))
   assert(lines[4] == "broken  failed: exited with code 3  (.mcp.json)" and owners[4] == "broken", vim.inspect(lines))
@@ -140,7 +141,7 @@ local ok, err = xpcall(function()
       broken_line = l
     end
   end
-  assert(time_line and time_line:find("OK", 1, true), report)
+  assert(time_line and time_line:find("OK", 1, true) and time_line:find("(mcp_servers in setup())", 1, true), report)
   assert(broken_line and broken_line:find("ERROR", 1, true), report)
 end, debug.traceback)
 

@@ -25,6 +25,18 @@ export interface McpItem {
   restart?: boolean;
 }
 
+/** Where a server is configured, as a person reads it (forge.mcpServers' source). */
+const SOURCES: Record<string, string> = {
+  user: "~/.config/forge-lsp/mcp.json",
+  editor: "settings (forge.mcpServers)",
+  workspace: ".mcp.json",
+  session: "the ACP session",
+};
+
+export function sourceText(source: string | null | undefined): string {
+  return source ? (SOURCES[source] ?? source) : "";
+}
+
 const oneLine = (text: string): string => text.replace(/\s*\n\s*/g, " · ").trim();
 
 /** A server's state as a person reads it: "ready (2 tools)", "failed: reason", "starting", "disabled". */
@@ -51,7 +63,7 @@ export function mcpServers(result: unknown): McpServer[] {
 export function serverItems(result: unknown): McpItem[] {
   return mcpServers(result).map((s) => {
     const tools = toolList(s).map((t) => t.name);
-    const where = s.source ? `${s.source}` : "";
+    const where = sourceText(s.source);
     const detail = tools.length > 0 ? `${where ? where + " · " : ""}${tools.join(", ")}` : where || undefined;
     return { label: s.name, description: stateText(s), detail, server: s.name };
   });

@@ -74,7 +74,7 @@ describe("real VS Code: Forge: MCP Servers", { skip, timeout: 300_000 }, () => {
     console.log(`# Forge: MCP Servers:\n${listed.map((r) => `${r.label} | ${r.description} | ${r.text}`).join("\n")}`);
     const by = Object.fromEntries(listed.map((r) => [r.label, r]));
     assert.equal(by.time?.description, "ready (2 tools)", JSON.stringify(listed));
-    assert.match(by.time.text, /get_current_time, convert_time/, JSON.stringify(listed));
+    assert.match(by.time.text, /settings \(forge\.mcpServers\) · mcp_time_get_current_time, mcp_time_convert_time/, JSON.stringify(listed));
     assert.match(by.broken?.description ?? "", /^failed: /, JSON.stringify(listed));
 
     await vs.page.locator(".quick-input-widget .monaco-list-row", { hasText: "time" }).first().click();
@@ -82,7 +82,7 @@ describe("real VS Code: Forge: MCP Servers", { skip, timeout: 300_000 }, () => {
     await vs.shot("mcp-server-actions");
     assert.deepEqual(
       actions.map((r) => r.label),
-      ["Restart time", "get_current_time", "convert_time"],
+      ["Restart time", "mcp_time_get_current_time", "mcp_time_convert_time"],
       JSON.stringify(actions),
     );
     await vs.page.locator(".quick-input-widget .monaco-list-row", { hasText: "Restart time" }).first().click();

@@ -210,7 +210,7 @@ local function check_mcp(client)
     return
   end
   for _, server in ipairs(result.servers) do
-    local source = server.source ~= nil and server.source ~= vim.NIL and (" (" .. tostring(server.source) .. ")") or ""
+    local source = mcp.source_text(server.source) and (" (" .. mcp.source_text(server.source) .. ")") or ""
     local line = tostring(server.name) .. ": " .. mcp.state_text(server) .. source
     if server.state == "failed" then
       fail(line, { ":ForgeMcp restart " .. tostring(server.name) .. " once it is mended; the server's log has the details" })

@@ -12,6 +12,22 @@ local levels = vim.log.levels
 
 local BUFFER = "forge://mcp"
 
+-- Where a server is configured (forge.mcpServers' source), as a person reads it.
+local SOURCES = {
+  user = "~/.config/forge-lsp/mcp.json",
+  workspace = ".mcp.json",
+  session = "the ACP session",
+}
+
+function M.source_text(source)
+  if source == nil or source == vim.NIL then
+    return nil
+  elseif source == "editor" then
+    return require("forge.config").did_setup and "mcp_servers in setup()" or "settings mcpServers"
+  end
+  return SOURCES[source] or tostring(source)
+end
+
 --- A server's state as a person reads it: "ready (2 tools)", "failed: reason", "starting", "disabled".
 function M.state_text(server)
   local state = tostring(server.state or "unknown")
@@ -44,7 +60,7 @@ function M.lines(result)
     if i > 1 then
       add("", nil)
     end
-    local source = server.source ~= nil and server.source ~= vim.NIL and ("  (" .. tostring(server.source) .. ")") or ""
+    local source = M.source_text(server.source) and ("  (" .. M.source_text(server.source) .. ")") or ""
     add(name .. "  " .. M.state_text(server) .. source, name)
     for _, tool in ipairs(type(server.tools) == "table" and server.tools or {}) do
       local description = tool.description ~= nil and tool.description ~= vim.NIL and one_line(tostring(tool.description)) or ""

@@ -5,9 +5,9 @@ import { serverSettings } from "../settings";
 
 const answer = {
   servers: [
-    { name: "time", state: "ready", source: "settings", tools: [{ name: "get_current_time", description: "Get the time\nin a zone" }, { name: "convert_time" }] },
-    { name: "broken", state: "failed", source: ".mcp.json", reason: "exited with code 3\n(see the log)", tools: [] },
-    { name: "off", state: "disabled", source: "mcp.json", tools: [] },
+    { name: "time", state: "ready", source: "editor", tools: [{ name: "get_current_time", description: "Get the time\nin a zone" }, { name: "convert_time" }] },
+    { name: "broken", state: "failed", source: "workspace", reason: "exited with code 3\n(see the log)", tools: [] },
+    { name: "off", state: "disabled", source: "user", tools: [] },
   ],
 };
 
@@ -22,9 +22,9 @@ test("each server's state as a person reads it", () => {
 
 test("the first quick pick: one row per server, state, source and tools", () => {
   assert.deepEqual(serverItems(answer), [
-    { label: "time", description: "ready (2 tools)", detail: "settings · get_current_time, convert_time", server: "time" },
+    { label: "time", description: "ready (2 tools)", detail: "settings (forge.mcpServers) · get_current_time, convert_time", server: "time" },
     { label: "broken", description: "failed: exited with code 3 · (see the log)", detail: ".mcp.json", server: "broken" },
-    { label: "off", description: "disabled", detail: "mcp.json", server: "off" },
+    { label: "off", description: "disabled", detail: "~/.config/forge-lsp/mcp.json", server: "off" },
   ]);
   assert.deepEqual(serverItems(undefined), []);
   assert.deepEqual(serverItems({ servers: "nope" }), []);
