@@ -136,3 +136,24 @@ async def test_an_untrusted_mcp_json_starts_nothing(client: LanguageClient, ws: 
     diagnostics = client.diagnostics.get((ws / ".mcp.json").as_uri(), [])
     assert [(d.range.start.line, d.code) for d in diagnostics] == [(1, "untrusted")]
     assert "mcpServers.evil" in diagnostics[0].message
+
+
+async def test_list_changed_refreshes_the_tools_before_the_next_request(client: LanguageClient, ws: Path) -> None:
+    await settings(client, {"flaky": flaky()})
+    write_script(ws, call("mcp_flaky_grow"), call("mcp_flaky_grown"), {"text": "grew"})
+    result = await command(client, "forge.run", {"prompt": "grow"})
+    assert result["status"] == "completed" and result["failures"] == 0, result
+    grow, grown = events(client, "toolCallFinished")
+    assert grow.output == "added" and grown.ok and grown.output == "grown here"
+
+
+async def test_max_failures_by_glob_and_the_tool_timeout(client: LanguageClient, ws: Path) -> None:
+    await settings(client, {"flaky": flaky()}, toolTimeoutSecs=1, tools={"mcp_flaky_*": {"maxFailures": 1}})
+    write_script(ws, call("mcp_flaky_slow", seconds=5), {"text": "never"})
+    result = await command(client, "forge.run", {"prompt": "slow"})
+    assert result["status"] == "interrupted" and result["reason"]["errors"] == {"mcp_flaky_slow": 1}
+    assert any('mcp_flaky_slow 1 ([tools."mcp_flaky_*"] max_failures)' in m.message for m in client.log_messages)
+    (finished,) = events(client, "toolCallFinished")
+    assert "timed out after 1 s (tool_timeout_secs)" in finished.output
+    (status,) = (await command(client, "forge.status"))["mcp"]
+    assert status["state"] == "ready"  # a slow call is the call's failure, not the server's

@@ -1,7 +1,7 @@
 """An MCP server built with the SDK's MCPServer (FastMCP), for the failures real servers do not make on demand.
 
 python flaky.py [silent]: silent never answers initialize (it reads stdin and says nothing).
-Tools: fail (returns isError), crash (the process exits mid-call), ok (answers "fine"),
+Tools: fail (returns isError), crash (the process exits mid-call), ok (answers "fine"), slow (sleeps),
 grow (adds the tool "grown" and sends notifications/tools/list_changed).
 """
 
@@ -16,6 +16,7 @@ if len(sys.argv) > 1 and sys.argv[1] == "silent":
         time.sleep(0.01)
     sys.exit(0)
 
+import anyio  # noqa: E402
 from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
 from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
 
@@ -35,6 +36,12 @@ def crash() -> str:
 @server.tool(description="Answers fine.")
 def ok() -> str:
     return "fine"
+
+
+@server.tool(description="Answers after some seconds.")
+async def slow(seconds: float) -> str:
+    await anyio.sleep(seconds)
+    return "slept"
 
 
 def grown() -> str:
