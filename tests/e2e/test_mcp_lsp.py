@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from lsprotocol import types as t
+from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
 from conftest import write_script
@@ -105,6 +106,10 @@ async def test_a_server_that_exits_mid_call_is_a_failure_and_the_turn_goes_on(cl
     assert not crashed.ok and "MCP server flaky" in crashed.output and read.ok
     (status,) = (await command(client, "forge.status"))["mcp"]
     assert status["state"] == "failed" and "during a call" in status["reason"]
+    restarted = await command(client, "forge.restartMcpServer", {"name": "flaky"})
+    assert restarted == {"name": "flaky", "state": "ready", "tools": 5, "source": "editor"}
+    with pytest.raises(JsonRpcException, match="one of the MCP servers \\(flaky\\)"):
+        await command(client, "forge.restartMcpServer", {"name": "nope"})
 
 
 async def test_a_silent_server_is_reported_within_the_timeout_and_the_turn_runs(client: LanguageClient, ws: Path) -> None:

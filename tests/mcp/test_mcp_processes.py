@@ -57,3 +57,15 @@ def test_none_left_after_kill_9(tmp_path: Path) -> None:
     os.kill(client.proc.pid, signal.SIGKILL)
     client.proc.wait()
     assert wait_gone(children, 5) == set()
+
+
+def test_a_changed_entry_stops_its_server(tmp_path: Path) -> None:
+    client, _, children = started(tmp_path)
+    try:
+        changed = {"time": {**time_server(), "args": ["--local-timezone", "UTC"]}}
+        client.notify("workspace/didChangeConfiguration", {"settings": {"forge": {"mcpServers": changed}}})
+        assert wait_gone(children, 10) == set()  # time's entry changed, the others went away
+        listed = client.request("workspace/executeCommand", {"command": "forge.mcpServers", "arguments": [{}]})
+        assert [(s["name"], s["state"]) for s in listed["servers"]] == [("time", "ready")]
+    finally:
+        client.close()
