@@ -293,7 +293,8 @@ class Orchestrator:
                 tracker = turn.tracker
                 errors = {n: tracker.error_count(n) for n in tracker.errors()}
                 fired = {n: tracker.limit_for(n) for n in tracker.maxed_out_tools()}
-                return TurnStatus.INTERRUPTED, MaxToolFailurePerTurnLimitReached(tracker.limit, errors, fired)
+                keys = {n: k for n in fired if (k := tracker.limit_key(n)) not in (None, n)}
+                return TurnStatus.INTERRUPTED, MaxToolFailurePerTurnLimitReached(tracker.limit, errors, fired, keys)
             if yields:
                 return TurnStatus.COMPLETED, None
             if turn.requests >= self.config.max_requests_per_turn:

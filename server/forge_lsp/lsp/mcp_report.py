@@ -27,9 +27,7 @@ def wire(ls: ForgeLanguageServer, runtime: WorkspaceRuntime) -> None:
     """Report the runtime's MCP failures in the editor."""
     runtime.on_mcp_failure = lambda spec, reason: failed(ls, runtime, spec, reason)
     runtime.mcp.on_change = lambda: publish(ls, runtime)
-    for server in runtime.mcp.servers.values():  # failed as configured (a ${NAME} not set), before this wiring
-        if server.state == "failed":
-            failed(ls, runtime, server.spec, server.reason or "failed")
+    runtime.mcp.report_failures()  # failed as configured (a ${NAME} not set): said now
 
 
 def failed(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, spec: ServerSpec, reason: str) -> None:

@@ -72,8 +72,6 @@ class McpManager:
                 server = McpServer(spec, self.root)
                 server.on_change = self._changed
                 self.servers[name] = server
-                if server.state == FAILED and server.reason:
-                    self._report(server)
         self._definitions = None
         if stopped:
             self._changed()
@@ -114,6 +112,13 @@ class McpManager:
         starting = self.start_all()
         if starting:
             await asyncio.gather(*(s.wait_ready(self.startup_timeout + 0.5) for s in starting))
+        self.report_failures()
+
+    def report_failures(self) -> None:
+        """Each failed server through on_failure, once per reason (a ${NAME} not set, before any start)."""
+        for server in self.servers.values():
+            if server.state == FAILED:
+                self._report(server)
 
     async def tool_definitions(self) -> list[ToolDefinition]:
         """The tools of every ready server, as the model will see them (servers started when first needed)."""
@@ -171,7 +176,7 @@ class McpManager:
         except Exception as exc:  # a protocol error, a dead server
             reason = one_line(exc)
             if server.session is not None and _connection_lost(exc):
-                server.mark_dead(f"it stopped answering: {reason}")
+                server.mark_dead(f"it exited or closed the connection during a call ({reason})")
             raise ToolFailure(f"MCP server {server_name}: {tool} failed: {reason}") from None
         cfg = ctx.config
         from forge_lsp.tools.shell import truncate

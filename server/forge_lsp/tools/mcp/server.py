@@ -35,10 +35,16 @@ class ServerGone(Exception):
     """The server is not connected (it failed, crashed or was stopped): a call cannot be made."""
 
 
-def one_line(exc: BaseException) -> str:
-    """An exception in one line; an exception group as its first leaf."""
+def leaf(exc: BaseException) -> BaseException:
+    """An exception group's first leaf (the exception itself when it is not a group)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
+    return exc
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception in one line; an exception group as its first leaf."""
+    exc = leaf(exc)
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return text[:300]
 
@@ -92,6 +98,7 @@ class McpServer:
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
         self._stderr: _StderrTail | None = None
+        self._timeout = 0.0
         self.on_change: Any = None
         """Called (no arguments) when the state or the tools change."""
 
@@ -105,6 +112,7 @@ class McpServer:
             return
         self.state = STARTING
         self.reason = None
+        self._timeout = timeout
         self.started_at = time.perf_counter()
         self._ready.clear()
         self._stop.clear()
@@ -122,12 +130,12 @@ class McpServer:
                 await self.stop()
 
     def _fail(self, reason: str) -> None:
-        if self.state in (DISABLED, STOPPED):
+        if self.state in (DISABLED, STOPPED, FAILED):
             return
-        extra = self._stderr.last() if self._stderr else ""
+        extra = self._stderr.last() if self._stderr and self.state == STARTING else ""
         if extra and extra not in reason:
-            reason = f"{reason} (stderr: {extra})"
-        log.warning("MCP server %s failed: %s", self.name, reason)
+            reason = f"{reason} (it said: {extra})"
+        log.info("MCP server %s failed: %s", self.name, reason)
         self.state, self.reason = FAILED, reason
         self.session = None
         self._ready.set()
@@ -187,6 +195,8 @@ class McpServer:
             self._ready.set()
 
     def _reason(self, exc: BaseException) -> str:
+        if isinstance(leaf(exc), TimeoutError):
+            return f"did not answer within {self._timeout:g} s ([mcp] startup_timeout_secs)"
         text = one_line(exc)
         lowered = text.lower()
         if "connection closed" in lowered or "closed" in lowered and self.spec.transport == "stdio":
