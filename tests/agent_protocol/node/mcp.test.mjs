@@ -1,4 +1,4 @@
-// Issue 26: the official TypeScript client passes mcpServers in session/new, as Zed does. The server
+// Issue 26: the official TypeScript client passes mcpServers in session/new, as an editor would. The server
 // (mcp-server-time from PyPI, stdio) is that session's only: its tool works there, another session has
 // no such tool, and once the agent exits nothing it started is left. Run by .ci/test (npm test).
 import { strict as assert } from "node:assert";
