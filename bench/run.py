@@ -478,6 +478,14 @@ NOTES = [
     " 1.0× to 3.0× in repeated runs, either side slower. The best of 11 interleaved runs is the same for rg alone,"
     " rg with fs_search's flags, environment and session, run_process and the whole tool (240-241 ms each in one"
     " run): the row now reports that.",
+    "- MCP rows (issue 26): written by `python bench/mcp_bench.py --write` on 2026-12-06 at load average 14-17 "
+    "(seven sessions shared the 2 cores), so the absolute times are several times a quiet machine's and the "
+    "ratios swing between runs: the first turn's extra wait 0.99×, 1.20× and 1.06× (median of 5, 5 and 9 "
+    "interleaved rounds), a tool call 0.92× to 1.10× over five runs. The extra wait is the servers' startup "
+    "and little more: the same three processes start either way, forge-lsp's each under its guard (a `python "
+    "-I -S` of ~20 ms idle). A tool call through the tool layer adds the argument check against the server's "
+    "schema (jsonschema), the result as text and the clip; it is measured on the same connection as the SDK's "
+    "own call.",
     "",
 ]
 
