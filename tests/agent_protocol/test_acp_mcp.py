@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp import spawn_agent_process, text_block
+from acp import RequestError, spawn_agent_process, text_block
 from acp.schema import ClientCapabilities, McpServerStdio
 from test_acp import Recorder
 
@@ -79,7 +79,10 @@ async def start(client: Recorder) -> Any:
     }
     ctx = spawn_agent_process(lambda _agent: client, sys.executable, "-m", "forge_lsp", "acp", env=env)
     conn, proc = await ctx.__aenter__()
-    await conn.initialize(protocol_version=1, client_capabilities=ClientCapabilities())
+    init = await conn.initialize(protocol_version=1, client_capabilities=ClientCapabilities())
+    # The agent says it takes http and sse servers (stdio always) and session/close.
+    caps = init.agent_capabilities
+    assert caps.mcp_capabilities.http and caps.mcp_capabilities.sse and caps.session_capabilities.close is not None
     return ctx, conn, proc
 
 
@@ -161,6 +164,8 @@ async def test_session_close_stops_its_servers_and_a_bad_server_never_blocks_the
             assert processes_in(workspace)
             await conn.close_session(session_id=session.session_id)
             left = await gone(workspace)
+            with pytest.raises(RequestError, match="no session"):  # closed: a prompt to it is refused
+                await conn.prompt(session_id=session.session_id, prompt=[text_block("hi again")])
         finally:
             await ctx.__aexit__(None, None, None)
         requests = [r for r in stub.requests if r["path"].endswith("/chat/completions")]
