@@ -203,7 +203,7 @@ class McpServer:
             return f"the server exited{' or closed its output' if self.spec.transport == 'stdio' else ''}: {text}"
         if "connect" in lowered and self.spec.transport != "stdio":
             return f"cannot connect to {self.spec.url}: {text}"
-        return text
+        return f"it did not start as an MCP server: {text}" if self.state == STARTING else text
 
     @asynccontextmanager
     async def _transport(self) -> Any:
