@@ -162,3 +162,30 @@ async def test_max_failures_by_glob_and_the_tool_timeout(client: LanguageClient,
     assert "timed out after 1 s (tool_timeout_secs)" in finished.output
     (status,) = (await command(client, "forge.status"))["mcp"]
     assert status["state"] == "ready"  # a slow call is the call's failure, not the server's
+
+
+async def test_a_trusted_mcp_json_failure_is_a_diagnostic_on_its_entry(client: LanguageClient, ws: Path) -> None:
+    mcp_json = ws / ".mcp.json"
+    mcp_json.write_text('{\n  "mcpServers": {\n    "broken": {"command": "no-such-mcp-server-xyz"}\n  }\n}\n')
+    client.workspace_did_change_watched_files(
+        t.DidChangeWatchedFilesParams(changes=[t.FileEvent(uri=mcp_json.as_uri(), type=t.FileChangeType.Created)])
+    )
+    listed = await command(client, "forge.mcpServers")
+    assert listed == {
+        "servers": [
+            {"name": "broken", "state": "failed", "source": "workspace", "tools": [],
+             "reason": "cannot start no-such-mcp-server-xyz: not found"}
+        ]
+    }  # fmt: skip
+    for _ in range(100):
+        diagnostics = client.diagnostics.get(mcp_json.as_uri(), [])
+        if diagnostics:
+            break
+        await asyncio.sleep(0.05)
+    assert [(d.range.start.line, d.code, d.message) for d in diagnostics] == [
+        (2, "mcp-server-failed", "MCP server broken failed: cannot start no-such-mcp-server-xyz: not found")
+    ]
+    shown = [m.message for m in client.messages if "MCP server broken" in m.message]
+    assert shown == [
+        f"Forge: MCP server broken failed: cannot start no-such-mcp-server-xyz: not found ({mcp_json}:3); its tools are not available"
+    ]
