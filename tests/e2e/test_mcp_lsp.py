@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -128,7 +129,9 @@ async def test_a_silent_server_is_reported_within_the_timeout_and_the_turn_runs(
 
 
 @pytest.mark.untrusted
-async def test_an_untrusted_mcp_json_starts_nothing(client: LanguageClient, ws: Path) -> None:
+async def test_an_untrusted_mcp_json_starts_nothing(
+    client: LanguageClient, ws: Path, record_reliability: Callable[[str, str, str], None]
+) -> None:
     (ws / ".mcp.json").write_text('{"mcpServers": {\n  "evil": {"command": "touch", "args": ["pwned"]}\n}}\n')
     client.workspace_did_change_watched_files(
         t.DidChangeWatchedFilesParams(changes=[t.FileEvent(uri=(ws / ".mcp.json").as_uri(), type=t.FileChangeType.Created)])
@@ -141,6 +144,11 @@ async def test_an_untrusted_mcp_json_starts_nothing(client: LanguageClient, ws: 
     diagnostics = client.diagnostics.get((ws / ".mcp.json").as_uri(), [])
     assert [(d.range.start.line, d.code) for d in diagnostics] == [(1, "untrusted")]
     assert "mcpServers.evil" in diagnostics[0].message
+    record_reliability(
+        "attack: an untrusted workspace's .mcp.json starts a program",
+        '.mcp.json {"evil": {"command": "touch", "args": ["pwned"]}}, a turn and forge.mcpServers in the editor',
+        "nothing started, the file never appeared; a warning at the entry's line",
+    )
 
 
 async def test_list_changed_refreshes_the_tools_before_the_next_request(client: LanguageClient, ws: Path) -> None:
