@@ -70,9 +70,9 @@ async def test_a_real_servers_tool_is_listed_and_called(client: LanguageClient, 
     assert [tool["name"] for tool in server["tools"]] == ["mcp_time_get_current_time", "mcp_time_convert_time"]
 
 
-@pytest.mark.parametrize("transport", ["stdio", "http"])
-async def test_server_everything_over_stdio_and_streamable_http(client: LanguageClient, ws: Path, transport: str) -> None:
-    http = HttpEverything() if transport == "http" else None
+@pytest.mark.parametrize("transport", ["stdio", "streamableHttp", "sse"])
+async def test_server_everything_over_stdio_streamable_http_and_sse(client: LanguageClient, ws: Path, transport: str) -> None:
+    http = HttpEverything(transport) if transport != "stdio" else None
     try:
         entry = {"url": http.url} if http else everything_stdio()
         await settings(client, {"everything": entry})
@@ -108,7 +108,7 @@ async def test_a_server_that_exits_mid_call_is_a_failure_and_the_turn_goes_on(cl
     (status,) = (await command(client, "forge.status"))["mcp"]
     assert status["state"] == "failed" and "during a call" in status["reason"]
     restarted = await command(client, "forge.restartMcpServer", {"name": "flaky"})
-    assert restarted == {"name": "flaky", "state": "ready", "tools": 5, "source": "editor"}
+    assert restarted == {"name": "flaky", "state": "ready", "tools": 6, "source": "editor"}
     with pytest.raises(JsonRpcException, match="one of the MCP servers \\(flaky\\)"):
         await command(client, "forge.restartMcpServer", {"name": "nope"})
 
