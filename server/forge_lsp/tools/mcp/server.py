@@ -107,7 +107,7 @@ class McpServer:
         return self.spec.name
 
     def start(self, timeout: float) -> None:
-        """Start connecting (in the background) when it is not started yet, failed or disabled."""
+        """Start connecting (in the background) when not started yet; a failed or disabled one stays so."""
         if self.state != STOPPED or self._task is not None:
             return
         self.state = STARTING
