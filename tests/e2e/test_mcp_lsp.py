@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -69,9 +70,9 @@ async def test_a_real_servers_tool_is_listed_and_called(client: LanguageClient, 
     assert [tool["name"] for tool in server["tools"]] == ["mcp_time_get_current_time", "mcp_time_convert_time"]
 
 
-@pytest.mark.parametrize("transport", ["stdio", "http"])
-async def test_server_everything_over_stdio_and_streamable_http(client: LanguageClient, ws: Path, transport: str) -> None:
-    http = HttpEverything() if transport == "http" else None
+@pytest.mark.parametrize("transport", ["stdio", "streamableHttp", "sse"])
+async def test_server_everything_over_stdio_streamable_http_and_sse(client: LanguageClient, ws: Path, transport: str) -> None:
+    http = HttpEverything(transport) if transport != "stdio" else None
     try:
         entry = {"url": http.url} if http else everything_stdio()
         await settings(client, {"everything": entry})
@@ -107,7 +108,7 @@ async def test_a_server_that_exits_mid_call_is_a_failure_and_the_turn_goes_on(cl
     (status,) = (await command(client, "forge.status"))["mcp"]
     assert status["state"] == "failed" and "during a call" in status["reason"]
     restarted = await command(client, "forge.restartMcpServer", {"name": "flaky"})
-    assert restarted == {"name": "flaky", "state": "ready", "tools": 5, "source": "editor"}
+    assert restarted == {"name": "flaky", "state": "ready", "tools": 6, "source": "editor"}
     with pytest.raises(JsonRpcException, match="one of the MCP servers \\(flaky\\)"):
         await command(client, "forge.restartMcpServer", {"name": "nope"})
 
@@ -128,7 +129,9 @@ async def test_a_silent_server_is_reported_within_the_timeout_and_the_turn_runs(
 
 
 @pytest.mark.untrusted
-async def test_an_untrusted_mcp_json_starts_nothing(client: LanguageClient, ws: Path) -> None:
+async def test_an_untrusted_mcp_json_starts_nothing(
+    client: LanguageClient, ws: Path, record_reliability: Callable[[str, str, str], None]
+) -> None:
     (ws / ".mcp.json").write_text('{"mcpServers": {\n  "evil": {"command": "touch", "args": ["pwned"]}\n}}\n')
     client.workspace_did_change_watched_files(
         t.DidChangeWatchedFilesParams(changes=[t.FileEvent(uri=(ws / ".mcp.json").as_uri(), type=t.FileChangeType.Created)])
@@ -141,6 +144,11 @@ async def test_an_untrusted_mcp_json_starts_nothing(client: LanguageClient, ws: 
     diagnostics = client.diagnostics.get((ws / ".mcp.json").as_uri(), [])
     assert [(d.range.start.line, d.code) for d in diagnostics] == [(1, "untrusted")]
     assert "mcpServers.evil" in diagnostics[0].message
+    record_reliability(
+        "attack: an untrusted workspace's .mcp.json starts a program",
+        '.mcp.json {"evil": {"command": "touch", "args": ["pwned"]}}, a turn and forge.mcpServers in the editor',
+        "nothing started, the file never appeared; a warning at the entry's line",
+    )
 
 
 async def test_list_changed_refreshes_the_tools_before_the_next_request(client: LanguageClient, ws: Path) -> None:
@@ -162,3 +170,30 @@ async def test_max_failures_by_glob_and_the_tool_timeout(client: LanguageClient,
     assert "timed out after 1 s (tool_timeout_secs)" in finished.output
     (status,) = (await command(client, "forge.status"))["mcp"]
     assert status["state"] == "ready"  # a slow call is the call's failure, not the server's
+
+
+async def test_a_trusted_mcp_json_failure_is_a_diagnostic_on_its_entry(client: LanguageClient, ws: Path) -> None:
+    mcp_json = ws / ".mcp.json"
+    mcp_json.write_text('{\n  "mcpServers": {\n    "broken": {"command": "no-such-mcp-server-xyz"}\n  }\n}\n')
+    client.workspace_did_change_watched_files(
+        t.DidChangeWatchedFilesParams(changes=[t.FileEvent(uri=mcp_json.as_uri(), type=t.FileChangeType.Created)])
+    )
+    listed = await command(client, "forge.mcpServers")
+    assert listed == {
+        "servers": [
+            {"name": "broken", "state": "failed", "source": "workspace", "tools": [],
+             "reason": "cannot start no-such-mcp-server-xyz: not found"}
+        ]
+    }  # fmt: skip
+    for _ in range(100):
+        diagnostics = client.diagnostics.get(mcp_json.as_uri(), [])
+        if diagnostics:
+            break
+        await asyncio.sleep(0.05)
+    assert [(d.range.start.line, d.code, d.message) for d in diagnostics] == [
+        (2, "mcp-server-failed", "MCP server broken failed: cannot start no-such-mcp-server-xyz: not found")
+    ]
+    shown = [m.message for m in client.messages if "MCP server broken" in m.message]
+    assert shown == [
+        f"Forge: MCP server broken failed: cannot start no-such-mcp-server-xyz: not found ({mcp_json}:3); its tools are not available"
+    ]

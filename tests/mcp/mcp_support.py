@@ -50,14 +50,14 @@ def free_port() -> int:
 
 
 class HttpEverything:
-    """server-everything's streamable HTTP transport on a free loopback port, for one test."""
+    """server-everything over HTTP on a free loopback port, for one test: streamable HTTP, or legacy SSE."""
 
-    def __init__(self) -> None:
+    def __init__(self, transport: str = "streamableHttp") -> None:
         entry = everything_stdio()
         self.port = free_port()
         env = {**os.environ, "PORT": str(self.port)}
         self.proc = subprocess.Popen(
-            [entry["command"], entry["args"][0], "streamableHttp"],
+            [entry["command"], entry["args"][0], transport],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -73,7 +73,7 @@ class HttpEverything:
                     self.close()
                     raise AssertionError("server-everything did not listen") from None
                 time.sleep(0.05)
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self.url = f"http://127.0.0.1:{self.port}/{'sse' if transport == 'sse' else 'mcp'}"
 
     def close(self) -> None:
         if self.proc.poll() is None:

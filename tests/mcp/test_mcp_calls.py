@@ -56,3 +56,16 @@ async def test_confirm_asks_through_the_session(tmp_path: Path) -> None:
         assert failed and "nobody can be asked here" in text
     finally:
         await manager.close()
+
+
+async def test_a_huge_output_is_clipped_like_a_shell_commands(tmp_path: Path) -> None:
+    manager = McpManager({"flaky": parse_entry("flaky", flaky(), "user")}, tmp_path)
+    try:
+        registry = ToolRegistry(await manager.tool_definitions())
+        config = replace(ForgeConfig(), max_stdout_prefix_lines=3, max_stdout_suffix_lines=2)
+        result, _ = await registry.call(
+            ToolCall("c", "mcp_flaky_lines", json.dumps({"count": 1000})), ToolContext(Workspace(tmp_path), config)
+        )
+        assert result.output.splitlines() == ["line 1", "line 2", "line 3", "... [995 lines cut] ...", "line 999", "line 1000"]
+    finally:
+        await manager.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,11 +53,16 @@ def test_none_left_after_the_workspace_folder_is_removed(tmp_path: Path) -> None
         client.close()
 
 
-def test_none_left_after_kill_9(tmp_path: Path) -> None:
+def test_none_left_after_kill_9(tmp_path: Path, record_reliability: Callable[[str, str, str], None]) -> None:
     client, _, children = started(tmp_path)
     os.kill(client.proc.pid, signal.SIGKILL)
     client.proc.wait()
     assert wait_gone(children, 5) == set()
+    record_reliability(
+        "kill -9 of forge-lsp with MCP servers running",
+        "three stdio MCP servers (Python, node) started, then SIGKILL to the server",
+        "every MCP process (and its children) gone within 5 s: the guard kills its group when its parent dies",
+    )
 
 
 def test_a_changed_entry_stops_its_server(tmp_path: Path) -> None:

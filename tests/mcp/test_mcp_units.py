@@ -138,3 +138,11 @@ def test_tools_tables_may_name_mcp_tools(tmp_path: Path) -> None:
 )
 def test_content_is_described(blocks: list[object], expected: str) -> None:
     assert result_text(SimpleNamespace(content=blocks, structured_content=None)) == expected
+
+
+def test_a_server_schema_that_cannot_be_used_does_not_fail_the_call() -> None:
+    """An MCP server's schema with a remote $ref or an invalid shape: nothing is fetched, the server checks its input."""
+    from forge_lsp.tools.registry import check_arguments
+
+    check_arguments({"a": 1}, {"type": "object", "properties": {"a": {"$ref": "http://127.0.0.1:9/x.json"}}})
+    check_arguments({"a": 1}, {"type": "no-such-type"})

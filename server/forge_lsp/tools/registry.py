@@ -87,7 +87,11 @@ def check_arguments(value: Any, schema: Mapping[str, Any], where: str = "argumen
     except Exception as exc:  # an MCP server's schema that is not a valid schema: the server checks its own input
         log.warning("input schema cannot be used (%s); arguments are not checked", str(exc).splitlines()[0])
         return
-    errors = sorted(validator.iter_errors(value), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
+    try:
+        errors = sorted(validator.iter_errors(value), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
+    except Exception as exc:  # a $ref that cannot be resolved (nothing is fetched): the server checks its own input
+        log.warning("input schema cannot be checked (%s); arguments are not checked", str(exc).splitlines()[0][:200])
+        return
     if errors:
         raise ToolFailure("; ".join(_describe(e, where) for e in errors[:MAX_REPORTED_ERRORS]))
 

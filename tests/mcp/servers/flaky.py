@@ -1,7 +1,7 @@
 """An MCP server built with the SDK's MCPServer (FastMCP), for the failures real servers do not make on demand.
 
 python flaky.py [silent]: silent never answers initialize (it reads stdin and says nothing).
-Tools: fail (returns isError), crash (the process exits mid-call), ok (answers "fine"), slow (sleeps),
+Tools: fail (returns isError), crash (the process exits mid-call), ok (answers "fine"), slow (sleeps), lines (a long output),
 grow (adds the tool "grown" and sends notifications/tools/list_changed).
 """
 
@@ -36,6 +36,11 @@ def crash() -> str:
 @server.tool(description="Answers fine.")
 def ok() -> str:
     return "fine"
+
+
+@server.tool(description="Answers that many lines.")
+def lines(count: int) -> str:
+    return "\n".join(f"line {n}" for n in range(1, count + 1))
 
 
 @server.tool(description="Answers after some seconds.")

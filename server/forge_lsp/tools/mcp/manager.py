@@ -49,7 +49,6 @@ class McpManager:
         """Told when a server's state or tools change (forge.status, the editors' lists)."""
         self._reported: dict[str, str] = {}
         self._definitions: list[ToolDefinition] | None = None
-        self._closed = False
         self.update(specs)
 
     # -- configuration --------------------------------------------------------
@@ -69,9 +68,7 @@ class McpManager:
         for name, spec in specs.items():
             if name not in self.servers:
                 add_secrets(spec.secrets)
-                server = McpServer(spec, self.root)
-                server.on_change = self._changed
-                self.servers[name] = server
+                self.servers[name] = self._fresh(spec)
         self._definitions = None
         if stopped:
             self._changed()
@@ -101,8 +98,6 @@ class McpManager:
 
     def start_all(self) -> list[McpServer]:
         """Start every enabled server not started yet; the ones starting now."""
-        if self._closed:
-            return []
         for server in self.servers.values():
             server.start(self.startup_timeout)
         return [s for s in self.servers.values() if s.state == "starting"]
@@ -226,9 +221,7 @@ class McpManager:
         server = self.servers[name]
         await server.stop()
         self._reported.pop(name, None)
-        fresh = McpServer(server.spec, self.root)
-        fresh.on_change = self._changed
-        self.servers[name] = fresh
+        fresh = self.servers[name] = self._fresh(server.spec)
         self._definitions = None
         if fresh.state == STOPPED:
             fresh.start(self.startup_timeout)
@@ -241,10 +234,17 @@ class McpManager:
         await asyncio.gather(*(s.stop() for s in stopped), return_exceptions=True)
 
     async def close(self) -> None:
-        """Stop every server (the end of the runtime or session)."""
-        self._closed = True
+        """Stop every server (shutdown, the workspace removed, the session ended); one needed later starts again."""
         servers = list(self.servers.values())
+        self.servers = {name: self._fresh(server.spec) for name, server in self.servers.items()}
+        self._reported.clear()
+        self._definitions = None
         await asyncio.gather(*(s.stop() for s in servers), return_exceptions=True)
+
+    def _fresh(self, spec: ServerSpec) -> McpServer:
+        server = McpServer(spec, self.root)
+        server.on_change = self._changed
+        return server
 
     def any_failed(self) -> bool:
         return any(s.state == FAILED for s in self.servers.values())

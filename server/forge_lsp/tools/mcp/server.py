@@ -107,7 +107,7 @@ class McpServer:
         return self.spec.name
 
     def start(self, timeout: float) -> None:
-        """Start connecting (in the background) when it is not started yet, failed or disabled."""
+        """Start connecting (in the background) when not started yet; a failed or disabled one stays so."""
         if self.state != STOPPED or self._task is not None:
             return
         self.state = STARTING
@@ -203,7 +203,7 @@ class McpServer:
             return f"the server exited{' or closed its output' if self.spec.transport == 'stdio' else ''}: {text}"
         if "connect" in lowered and self.spec.transport != "stdio":
             return f"cannot connect to {self.spec.url}: {text}"
-        return text
+        return f"it did not start as an MCP server: {text}" if self.state == STARTING else text
 
     @asynccontextmanager
     async def _transport(self) -> Any:
