@@ -176,3 +176,24 @@ async def test_session_close_stops_its_servers_and_a_bad_server_never_blocks_the
     assert "its tools are not available in this session" in told, told
     assert TIME_TOOL in offered(requests[0]) and not any(t.startswith("mcp_broken") for t in offered(requests[0]))
     assert left == [], left
+
+
+async def test_a_failure_of_the_workspaces_own_server_is_said_in_the_chat_once(workspace: Path) -> None:
+    """A trusted workspace's .mcp.json server that exits: the session that started it is told, once, before
+    its turn; the turn runs."""
+    broken = {"command": sys.executable, "args": ["-c", "import sys; sys.exit(3)"]}
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"wsbroken": broken}}))
+    with OpenAIStub([{"text": "First."}, {"text": "Second."}]) as stub:
+        stub_workspace(workspace, stub.url)  # trusts the workspace, .mcp.json with it
+        client = Recorder()
+        ctx, conn, _proc = await start(client)
+        try:
+            session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+            first = await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
+            second = await conn.prompt(session_id=session.session_id, prompt=[text_block("again")])
+        finally:
+            await ctx.__aexit__(None, None, None)
+    assert first.stop_reason == "end_turn" and second.stop_reason == "end_turn"
+    told = client.text()
+    assert told.count("MCP server wsbroken failed: ") == 1, told
+    assert ".mcp.json" in told and told.index("wsbroken failed") < told.index("First."), told

@@ -178,6 +178,8 @@ class ForgeAgent:
         self.background: set[asyncio.Task[Any]] = set()
         self.unwinding: dict[Path, asyncio.Event] = {}
         """Workspaces whose running turn was cancelled: set once it has ended."""
+        self.mcp_untold: dict[Path, list[str]] = {}
+        """Each workspace's MCP server failures not said in a chat yet."""
 
     def on_connect(self, conn: Client) -> None:
         self.conn = conn
@@ -192,14 +194,18 @@ class ForgeAgent:
             raise invalid_params(f"{root} is not a folder")
         return self.workspaces.get(root)
 
-    @staticmethod
-    def open_runtime(root: Path) -> WorkspaceRuntime:
+    def open_runtime(self, root: Path) -> WorkspaceRuntime:
         from forge_lsp.core.runtime import WorkspaceRuntime
         from forge_lsp.core.wording import ACP as ACP_WORDING
 
         runtime = WorkspaceRuntime(root)  # trusted only if the user's trust store says so
         runtime.wording = ACP_WORDING
         runtime.on_notice = lambda message: log.warning("%s", message)
+        # A failure of one of the workspace's own MCP servers is said in the chat of the prompt that started them.
+        untold = self.mcp_untold.setdefault(root, [])
+        runtime.on_mcp_failure = lambda spec, reason: untold.append(
+            f"MCP server {spec.name} failed: {reason} ({spec.where()}); its tools are not available"
+        )
         return runtime
 
     def adopt(self, core: Session, runtime: WorkspaceRuntime) -> AcpSession:
@@ -324,8 +330,7 @@ class ForgeAgent:
         self.unwinding.pop(runtime.root, None)
         if runtime.running:
             return await self.refuse(session, TurnInProgress(f"a turn is already running in {runtime.root}; cancel it first"))
-        # Its MCP servers start now (once), and a failure is said before the turn.
-        if session.mcp is not None and (told := await session.mcp.start()):
+        if told := await self.start_mcp(session):
             await self.update(session_id, update_agent_message_text(told))
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
         pump = asyncio.ensure_future(self.pump(session, queue))
@@ -347,6 +352,18 @@ class ForgeAgent:
         if refusal is not None:
             return await self.refuse(session, refusal)
         return await self.finish(session, summary)
+
+    async def start_mcp(self, session: AcpSession) -> str:
+        """The MCP servers the turn will use, the workspace's and the session's, started now (once, all at once,
+        bounded); what to say of their failures before the turn (each once), "" for nothing."""
+        runtime = session.runtime
+        both = await asyncio.gather(
+            session.mcp.start() if session.mcp is not None else asyncio.sleep(0, ""), runtime.mcp.wait_started()
+        )
+        told = both[0] or ""
+        untold = self.mcp_untold.get(runtime.root, [])
+        lines, untold[:] = list(untold), []
+        return "".join(f"(forge-lsp: {redact(line)}.)\n\n" for line in lines) + told
 
     async def refuse(self, session: AcpSession, exc: TurnInProgress | NoModel) -> PromptResponse:
         """A prompt that cannot start (no model set, a turn running) ends its turn with the reason said, as a
