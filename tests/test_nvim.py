@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -242,3 +243,49 @@ def test_shipped_doc_tags_match_the_help_file(tmp_path: Path, flavour: str, nvim
     shipped = ROOT / "editors" / "nvim" / "doc" / "tags"
     assert shipped.exists(), "editors/nvim/doc/tags is missing: run :helptags editors/nvim/doc and commit it"
     assert shipped.read_text() == (doc / "tags").read_text(), "doc/tags is stale: run :helptags editors/nvim/doc"
+
+
+def _children_in(folder: Path) -> list[str]:
+    """Processes of this user running in folder (their cwd): the MCP servers started for it."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cwd = os.readlink(proc / "cwd")
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if cwd == str(folder) or cwd.startswith(str(folder) + "/"):
+            found.append(f"{proc.name}: {cmdline}")
+    return found
+
+
+@pytest.mark.nvim
+@pytest.mark.timeout(150)
+@pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
+def test_forge_mcp(tmp_path: Path, flavour: str, nvim: str | None) -> None:
+    """Issue 26: mcp_servers in setup(), :ForgeMcp (list, r, restart NAME), :checkhealth forge; no MCP
+    server left once Neovim has quit. tests/nvim/mcp_spec.lua."""
+    if nvim is None:
+        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
+    env = _workspaces(tmp_path)
+    spec = ROOT / "tests" / "nvim" / "mcp_spec.lua"
+    p = subprocess.run(
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {spec}"],
+        capture_output=True,
+        text=True,
+        timeout=140,
+        env=env,
+        cwd=tmp_path,
+    )
+    output = p.stdout + p.stderr
+    assert p.returncode == 0 and "PASS" in output, output
+    assert not [e for e in ERRORS_ON_SCREEN if e in output], output
+    ws = Path(env["FORGE_WORKSPACE"])
+    for _ in range(50):
+        left = _children_in(ws)
+        if not left:
+            break
+        time.sleep(0.1)
+    assert not left, left

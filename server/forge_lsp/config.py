@@ -35,7 +35,8 @@ __all__ = ["UNTRUSTED", "WORKSPACE_FILE", "ConfigLoader", "ConfigProblem", "Effe
 LAYERS = ("default", "user", "editor", "workspace")
 # Settings that only the editor client uses (how to start the server), and client facts
 # (workspaceTrusted, from VS Code's workspace.isTrusted): never config keys.
-CLIENT_ONLY = frozenset({"server_path", "python_path", "server_args", "trace", "server_env", "workspace_trusted"})
+CLIENT_ONLY = frozenset({"server_path", "python_path", "server_args", "trace", "server_env", "workspace_trusted", "mcp_servers"})
+"""(mcp_servers: MCP servers are read from the raw settings by mcp_config, not as config keys.)"""
 MAX_CONFIG_BYTES = 1024 * 1024
 UNTRUSTED = "untrusted"
 """ConfigProblem.code of a workspace key ignored because the workspace is not trusted."""
@@ -191,6 +192,8 @@ class ConfigLoader:
         self.user_path_named = user_path is None and bool(os.environ.get("FORGE_LSP_CONFIG"))
         """The user file is the one FORGE_LSP_CONFIG names: its absence is a mistake to report, not a user without one."""
         self.editor: dict[str, Any] = {}
+        self.editor_raw: Any = None
+        """The editor's settings as given (mcpServers keeps its names and environment variables' case)."""
         self._last_good: dict[str, dict[str, Any]] = {}
         self._lines: dict[str, KeyLines] = {}
         self.last_good_trusted = False
@@ -203,6 +206,7 @@ class ConfigLoader:
 
     def set_editor(self, settings: Any) -> None:
         """Editor settings (initializationOptions or workspace/configuration "forge")."""
+        self.editor_raw = settings
         self.editor = dict(snake_keys(settings)) if isinstance(settings, Mapping) else {}
 
     def _file_layer(self, layer: str, path: Path, problems: list[ConfigProblem]) -> dict[str, Any] | None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from typing import Any
 
@@ -99,7 +99,9 @@ def secret_values(env: Mapping[str, str] | None = None) -> list[str]:
     credential URL (DATABASE_URL=postgres://u:pw@h) gives its password.
     """
     if env is None:
-        return list(_process_secrets())
+        if not _ADDED:
+            return list(_process_secrets())
+        return sorted({*_process_secrets(), *_ADDED}, key=len, reverse=True)
     values: set[str] = set()
     for name, value in env.items():
         if is_secret_name(name) and len(value) >= MIN_SECRET_LEN:
@@ -108,6 +110,15 @@ def secret_values(env: Mapping[str, str] | None = None) -> list[str]:
             if len(m.group(2)) >= MIN_SECRET_LEN:
                 values.add(m.group(2))
     return sorted(values, key=len, reverse=True)
+
+
+_ADDED: set[str] = set()
+"""Secrets the server learned besides its environment's names (values an MCP entry's ${NAME} expanded to)."""
+
+
+def add_secrets(values: Iterable[str]) -> None:
+    """Redact these values from now on, wherever redact() runs with the default secrets."""
+    _ADDED.update(v for v in values if len(v) >= MIN_SECRET_LEN)
 
 
 @cache

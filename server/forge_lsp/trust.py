@@ -4,8 +4,8 @@ A cloned repository is untrusted input. The user trusts a folder (VS Code's
 workspace.isTrusted, Neovim's :ForgeTrust, ``forge-lsp trust DIR``); the
 decision is recorded in ``$XDG_STATE_HOME/forge-lsp/trust.json`` (by default
 ``~/.local/state``) with a fingerprint of the files that trust unlocks: the
-workspace's .forge.toml, its template overrides and a scripted model's
-script. When one of them changes (a ``git pull``), the fingerprint no longer
+workspace's .forge.toml, its .mcp.json, its template overrides and a scripted
+model's script. When one of them changes (a ``git pull``), the fingerprint no longer
 matches and the workspace is untrusted again until the user says otherwise.
 A link among them is hashed as its text and what it resolves to; one that
 leads out of the workspace, or more than MAX_TEMPLATE_FILES templates, and
@@ -90,9 +90,16 @@ def _templates(root: Path) -> list[Path] | None:
     return [folder / name for name in sorted(names)]
 
 
+MCP_FILE = ".mcp.json"
+"""The workspace's MCP servers (they start processes): covered by trust when the file is there."""
+
+
 def trust_files(root: Path) -> list[Path]:
-    """The files whose content a trust decision covers, in a stable order: .forge.toml, templates, script."""
+    """The files whose content a trust decision covers, in a stable order: .forge.toml, .mcp.json (when there),
+    templates, script. (A workspace trusted before it had a .mcp.json asks again when one appears.)"""
     files = [root / WORKSPACE_FILE]
+    if os.path.lexists(root / MCP_FILE):
+        files.append(root / MCP_FILE)
     files += _templates(root) or []
     script = _script_path(root)
     if script is not None:

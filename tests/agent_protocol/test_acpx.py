@@ -4,15 +4,18 @@ skipped, saying why, where it is not installed, except under CI, where that fail
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from test_acp import agent_env, shell, workspace_with
+from test_acp_mcp import processes_in
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -103,3 +106,24 @@ def test_a_failed_call_is_shown_once_with_its_error_and_the_retry_notice(acpx: P
     assert "Attempts remaining:** 2" in failed
     assert "attemptsLeft" not in out  # the attempts are said once, in the notice, not again as a JSON blob
     assert "[done] end_turn" in out
+
+
+def test_mcp_servers_from_acpx_mcp_config_give_the_session_their_tools(acpx: Path, workspace: Path) -> None:
+    """Issue 26: acpx --mcp-config passes its servers in session/new; forge-lsp starts them for the session,
+    the model's call reaches mcp-server-time, and nothing is left running once acpx has exited."""
+    call = {"tool_calls": [{"name": "mcp_time_get_current_time", "arguments": {"timezone": "UTC"}}]}
+    workspace_with(workspace, {"text": "Asking the clock.", **call}, {"text": "It is time."})
+    config = workspace.parent / "acpx-mcp.json"
+    server = {"name": "time", "command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"], "env": []}
+    config.write_text(json.dumps({"mcpServers": [server]}))
+    p = run_acpx(acpx, workspace, "what time is it?", "--approve-all", "--mcp-config", str(config))
+    out = p.stdout + p.stderr
+    assert p.returncode == 0, out
+    assert "mcp_time_get_current_time" in out and "(completed)" in out, out
+    assert '"timezone": "UTC"' in out, out
+    assert "It is time." in out and "[done] end_turn" in out, out
+    for _ in range(50):
+        if not processes_in(workspace):
+            break
+        time.sleep(0.1)
+    assert processes_in(workspace) == []

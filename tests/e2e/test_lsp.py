@@ -28,6 +28,8 @@ COMMANDS = [
     "forge.openConversation",
     "forge.deleteConversation",
     "forge.undoTurn",
+    "forge.mcpServers",
+    "forge.restartMcpServer",
 ]
 
 

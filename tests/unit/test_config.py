@@ -16,6 +16,7 @@ from forge_lsp.domain.config import (
     FetchConfig,
     ForgeConfig,
     KeySpec,
+    McpConfig,
     RetryConfig,
     ShellConfig,
     ToolConfig,
@@ -43,7 +44,8 @@ def test_defaults_are_forges(workspace: Path) -> None:
 def test_every_key_is_one_row_of_the_table_and_one_field_of_the_config() -> None:
     sections = {"": ForgeConfig(), "retry.": RetryConfig(), "compact.": CompactConfig()}
     sections |= {"tools.shell.": ShellConfig(), "tools.fetch.": FetchConfig(), "tools.<name>.": ToolConfig()}
-    not_keys = {"trusted", "rule_origins", "retry", "compact", "shell", "fetch", "tools"}
+    sections |= {"mcp.": McpConfig()}
+    not_keys = {"trusted", "rule_origins", "retry", "compact", "shell", "fetch", "tools", "mcp"}
     found = {
         prefix + f.name: getattr(obj, f.name)
         for prefix, obj in sections.items()

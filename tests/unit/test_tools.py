@@ -293,6 +293,39 @@ async def test_argument_type_errors_are_clear(t: Tools) -> None:
     assert r.is_error and "expected integer" in r.output
 
 
+async def test_arguments_are_checked_with_full_json_schema(workspace: Path) -> None:
+    """jsonschema checks what the old hand-written subset let through (minimum, pattern, minItems, oneOf)."""
+    from forge_lsp.tools.base import ToolDefinition, ToolOutput
+
+    async def run(args: Any, ctx: ToolContext) -> ToolOutput:
+        return ToolOutput(f"ran with {sorted(args)}")
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "n": {"type": "integer", "minimum": 1},
+            "tag": {"type": "string", "pattern": "^[a-z]+$"},
+            "items": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+        },
+        "required": ["n"],
+    }
+    registry = ToolRegistry([ToolDefinition("probe", "a probe", schema, run)])
+    ctx = ToolContext(Workspace(workspace), ForgeConfig())
+
+    async def call(**args: Any) -> ToolResult:
+        return (await registry.call(ToolCall("c", "probe", json.dumps(args)), ctx))[0]
+
+    assert not (await call(n=2, tag="abc", items=["x"])).is_error
+    r = await call(n=0)
+    assert r.is_error and "arguments.n: 0 is less than the minimum of 1" in r.output
+    r = await call(n=1, tag="ABC")
+    assert r.is_error and "arguments.tag" in r.output and "does not match" in r.output
+    r = await call(n=1, items=[])
+    assert r.is_error and "arguments.items" in r.output
+    r = await call(tag="a")
+    assert r.is_error and "missing required field(s) n" in r.output
+
+
 def test_schemas_come_from_one_definition_per_tool() -> None:
     schemas = ToolRegistry().schemas()
     names = [s["function"]["name"] for s in schemas]

@@ -11,6 +11,7 @@ import {
 } from "vscode-languageclient/node";
 import { registerChat } from "./chat";
 import { conversationItems, ForgeEvent, Notice, statusText, turnNotice } from "./events";
+import { mcpServers, McpItem, McpServer, serverActions, serverItems, stateText } from "./mcp";
 import { ForgeSettings, initializationOptions, serverCommand, serverSettings } from "./settings";
 
 let client: LanguageClient | undefined;
@@ -27,6 +28,7 @@ function readSettings(): ForgeSettings {
     model: c.get<string | null>("model"),
     maxToolFailurePerTurn: c.get<number | null>("maxToolFailurePerTurn"),
     maxRequestsPerTurn: c.get<number | null>("maxRequestsPerTurn"),
+    mcpServers: c.get<Record<string, unknown> | null>("mcpServers"),
   };
 }
 
@@ -151,6 +153,36 @@ async function undoLastTurn(): Promise<void> {
   }
 }
 
+/** Forge: MCP Servers: a quick pick of the servers (state, source, tools); picking one offers Restart. */
+async function showMcpServers(): Promise<void> {
+  const result = await forgeCommand("forge.mcpServers");
+  if (result === undefined) {
+    return;
+  }
+  const items = serverItems(result);
+  if (items.length === 0) {
+    void vscode.window.showInformationMessage(
+      "Forge: no MCP servers configured (forge.mcpServers in settings, ~/.config/forge-lsp/mcp.json, or the workspace's .mcp.json).",
+    );
+    return;
+  }
+  const picked = await vscode.window.showQuickPick(items, { placeHolder: "Forge MCP servers: pick one to restart it or see its tools", matchOnDetail: true });
+  const server = mcpServers(result).find((s) => s.name === picked?.server);
+  if (!server) {
+    return;
+  }
+  const action = await vscode.window.showQuickPick<McpItem>(serverActions(server), { placeHolder: `${server.name}: ${stateText(server)}` });
+  if (!action?.restart) {
+    return;
+  }
+  // The answer is the server's status once it is ready or failed: {name, state, tools: N, reason?}.
+  const now = (await forgeCommand("forge.restartMcpServer", { name: server.name })) as McpServer | undefined;
+  if (now && typeof now.state === "string") {
+    const message = `Forge: MCP server ${server.name} restarted: ${stateText(now)}`;
+    void (now.state === "failed" ? vscode.window.showWarningMessage(message) : vscode.window.showInformationMessage(message));
+  }
+}
+
 function show(notice: Notice): void {
   const fn =
     notice.level === "error"
@@ -161,12 +193,12 @@ function show(notice: Notice): void {
   void fn(notice.message);
 }
 
-async function forgeCommand(name: string): Promise<unknown> {
+async function forgeCommand(name: string, arg: Record<string, unknown> = {}): Promise<unknown> {
   if (!client) {
     return undefined;
   }
   try {
-    return await client.sendRequest(ExecuteCommandRequest.type, { command: name, arguments: [{}] });
+    return await client.sendRequest(ExecuteCommandRequest.type, { command: name, arguments: [arg] });
   } catch (err) {
     reportError(err);
     return undefined;
@@ -206,6 +238,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("forge.trustWorkspace", trustWorkspace),
     vscode.commands.registerCommand("forge.pickConversation", openConversation),
     vscode.commands.registerCommand("forge.undoLastTurn", undoLastTurn),
+    vscode.commands.registerCommand("forge.showMcpServers", showMcpServers),
     // The user trusted the folder in VS Code (Manage Workspace Trust): the server hears it at once.
     vscode.workspace.onDidGrantWorkspaceTrust(() => void forgeCommand("forge.trust")),
     vscode.commands.registerCommand("forge.restartServer", async () => {

@@ -8,6 +8,7 @@ export interface ForgeSettings {
   maxToolFailurePerTurn?: number | null;
   maxRequestsPerTurn?: number | null;
   trace?: { server?: string };
+  mcpServers?: Record<string, unknown> | null;
 }
 
 /** Settings that only start the server; they are not part of the server's config schema. */
@@ -17,7 +18,8 @@ const CLIENT_ONLY = new Set(["serverPath", "pythonPath", "trace"]);
 export function serverSettings(settings: ForgeSettings): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(settings)) {
-    if (CLIENT_ONLY.has(key) || value === null || value === undefined || value === "") {
+    const emptyObject = typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).length === 0;
+    if (CLIENT_ONLY.has(key) || value === null || value === undefined || value === "" || emptyObject) {
       continue;
     }
     out[key] = value;

@@ -31,10 +31,13 @@ from acp.interfaces import Client
 from acp.schema import (
     AgentCapabilities,
     ClientCapabilities,
+    CloseSessionResponse,
     Implementation,
     ListSessionsResponse,
+    McpCapabilities,
     PromptCapabilities,
     SessionCapabilities,
+    SessionCloseCapabilities,
     SessionInfo,
     SessionListCapabilities,
     ToolCallStart,
@@ -55,6 +58,7 @@ from forge_lsp.acp.conversions import (
     tool_retried,
     tool_started,
 )
+from forge_lsp.acp.mcp import SessionServers
 from forge_lsp.acp.transport import serve_stdio
 from forge_lsp.core.errors import BadPrompt, EmptyPrompt, NoModel, TurnInProgress, check_prompt
 from forge_lsp.core.session import Session
@@ -157,6 +161,10 @@ class AcpSession:
         """The running turn's failed calls, not shown yet: each waits for its retry notice (after its batch), so
         a client shows one failed update with the error and the notice, not the failure and then the call again."""
         self.told_trust = False
+        self.prompting = False
+        """A prompt of this session is running its turn."""
+        self.mcp: SessionServers | None = None
+        """The MCP servers the client gave this session (session/new, session/load): its turns' alone."""
 
 
 class ForgeAgent:
@@ -170,6 +178,8 @@ class ForgeAgent:
         self.background: set[asyncio.Task[Any]] = set()
         self.unwinding: dict[Path, asyncio.Event] = {}
         """Workspaces whose running turn was cancelled: set once it has ended."""
+        self.mcp_untold: dict[Path, list[str]] = {}
+        """Each workspace's MCP server failures not said in a chat yet."""
 
     def on_connect(self, conn: Client) -> None:
         self.conn = conn
@@ -184,14 +194,18 @@ class ForgeAgent:
             raise invalid_params(f"{root} is not a folder")
         return self.workspaces.get(root)
 
-    @staticmethod
-    def open_runtime(root: Path) -> WorkspaceRuntime:
+    def open_runtime(self, root: Path) -> WorkspaceRuntime:
         from forge_lsp.core.runtime import WorkspaceRuntime
         from forge_lsp.core.wording import ACP as ACP_WORDING
 
         runtime = WorkspaceRuntime(root)  # trusted only if the user's trust store says so
         runtime.wording = ACP_WORDING
         runtime.on_notice = lambda message: log.warning("%s", message)
+        # A failure of one of the workspace's own MCP servers is said in the chat of the prompt that started them.
+        untold = self.mcp_untold.setdefault(root, [])
+        runtime.on_mcp_failure = lambda spec, reason: untold.append(
+            f"MCP server {spec.name} failed: {reason} ({spec.where()}); its tools are not available"
+        )
         return runtime
 
     def adopt(self, core: Session, runtime: WorkspaceRuntime) -> AcpSession:
@@ -228,17 +242,30 @@ class ForgeAgent:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
-                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+                mcp_capabilities=McpCapabilities(http=True, sse=True),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities(), close=SessionCloseCapabilities()),
             ),
             agent_info=Implementation(name="forge-lsp", title="Forge (forge-lsp)", version=__version__),
         )
 
     async def new_session(self, cwd: str, mcp_servers: Any = None, **kwargs: Any) -> NewSessionResponse:
         runtime = self.runtime_for(cwd)
-        if mcp_servers:
-            log.info("session/new: %d MCP server(s) offered; forge-lsp uses its own tools only", len(mcp_servers))
         session = self.adopt(await asyncio.to_thread(runtime.new_session), runtime)
+        await self.give_servers(session, mcp_servers)
         return NewSessionResponse(session_id=session.id)
+
+    async def give_servers(self, session: AcpSession, mcp_servers: Any) -> None:
+        """The session's MCP servers (session/new, session/load): they start when its first prompt needs their
+        tools; a session loaded again stops the ones it had."""
+        if session.mcp is not None:
+            await session.mcp.close()
+            session.mcp = session.core.mcp = None
+        if not mcp_servers:
+            return
+        servers = SessionServers(mcp_servers, session.runtime)
+        log.info("session %s: %d MCP server(s) from the client", session.id, len(servers))
+        session.mcp = servers
+        session.core.mcp = servers.manager
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None, **kwargs: Any) -> LoadSessionResponse:
         runtime = self.runtime_for(cwd)
@@ -246,7 +273,11 @@ class ForgeAgent:
             core = await asyncio.to_thread(runtime.load_session, session_id)
         except KeyError:
             raise invalid_params(f"no conversation {session_id!r} in {runtime.root}") from None
+        previous = self.sessions.get(session_id)
+        if previous is not None and previous.mcp is not None:
+            await previous.mcp.close()  # loaded again: the servers of this load replace those
         session = self.adopt(core, runtime)
+        await self.give_servers(session, mcp_servers)
         await self.replay(session, await asyncio.to_thread(runtime.history, core))
         return LoadSessionResponse()
 
@@ -299,14 +330,18 @@ class ForgeAgent:
         self.unwinding.pop(runtime.root, None)
         if runtime.running:
             return await self.refuse(session, TurnInProgress(f"a turn is already running in {runtime.root}; cancel it first"))
+        if told := await self.start_mcp(session):
+            await self.update(session_id, update_agent_message_text(told))
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
         pump = asyncio.ensure_future(self.pump(session, queue))
         refusal: TurnInProgress | NoModel | None = None
+        session.prompting = True
         try:
             summary: TurnSummary = await runtime.run(text, queue.put_nowait, session=session.core)
         except (TurnInProgress, NoModel) as exc:
             refusal = exc
         finally:
+            session.prompting = False
             queue.put_nowait(None)
             await pump
             session.announced.clear()
@@ -317,6 +352,18 @@ class ForgeAgent:
         if refusal is not None:
             return await self.refuse(session, refusal)
         return await self.finish(session, summary)
+
+    async def start_mcp(self, session: AcpSession) -> str:
+        """The MCP servers the turn will use, the workspace's and the session's, started now (once, all at once,
+        bounded); what to say of their failures before the turn (each once), "" for nothing."""
+        runtime = session.runtime
+        both = await asyncio.gather(
+            session.mcp.start() if session.mcp is not None else asyncio.sleep(0, ""), runtime.mcp.wait_started()
+        )
+        told = both[0] or ""
+        untold = self.mcp_untold.get(runtime.root, [])
+        lines, untold[:] = list(untold), []
+        return "".join(f"(forge-lsp: {redact(line)}.)\n\n" for line in lines) + told
 
     async def refuse(self, session: AcpSession, exc: TurnInProgress | NoModel) -> PromptResponse:
         """A prompt that cannot start (no model set, a turn running) ends its turn with the reason said, as a
@@ -418,6 +465,18 @@ class ForgeAgent:
         if session is not None and session.runtime.cancel():
             self.unwinding.setdefault(session.root, asyncio.Event())
 
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
+        """session/close: its running turn cancelled, its MCP servers stopped; the conversation stays stored."""
+        session = self.sessions.pop(session_id, None)
+        if session is None:
+            raise invalid_params(f"no session {session_id!r}")
+        if session.prompting:
+            session.runtime.cancel()
+        if session.mcp is not None:
+            await session.mcp.close()
+            session.mcp = session.core.mcp = None
+        return CloseSessionResponse()
+
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
         return None
 
@@ -426,6 +485,13 @@ class ForgeAgent:
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         return None
+
+    async def aclose(self) -> None:
+        """The client went away: every session's MCP servers stop, and the workspaces' own."""
+        servers = [s.mcp for s in self.sessions.values() if s.mcp is not None]
+        await asyncio.gather(
+            *(s.close() for s in servers), *(runtime.close_mcp() for runtime in self.workspaces), return_exceptions=True
+        )
 
     def close(self) -> None:
         self.workspaces.close_all()

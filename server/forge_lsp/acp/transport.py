@@ -231,13 +231,17 @@ async def serve_stdio(agent: ServedAgent) -> int:
     gate_task = asyncio.ensure_future(gate(raw, inner, writer))
     protocol.closed.add_done_callback(lambda _: gate_task.cancel())  # the gate ends the SDK's input
     try:
-        await run_agent(agent, writer, inner)  # type: ignore[arg-type]  # see ServedAgent
+        # session/close is in the SDK's "unstable" set (of which the agent implements only that one:
+        # session/fork and session/resume stay "method not found").
+        await run_agent(agent, writer, inner, use_unstable_protocol=True)  # type: ignore[arg-type]  # see ServedAgent
     except ConnectionError as exc:  # the SDK's writer failed as it closed: the client had gone
         if not protocol.closed.done():
             raise
         log.info("acp: the client stopped reading: %s", exc)
     finally:
         gate_task.cancel()
+        if (aclose := getattr(agent, "aclose", None)) is not None:
+            await aclose()  # what the agent started (MCP servers) stops before it closes
         agent.close()
         writer.close()
         for thread in threads:

@@ -137,6 +137,10 @@ def _main(argv: Sequence[str] | None) -> int:
         return undo_command(workspace_of(args.workspace, "-w ."), args.turn, sys.stdout)
     if args.command == "trust":
         return trust_command(workspace_of(args.folder, "`forge-lsp trust .`"), args.revoke, args.status, sys.stdout)
+    if args.command == "mcp":
+        from forge_lsp.cli.mcp import mcp_list
+
+        return asyncio.run(mcp_list(workspace_of(args.workspace, "-w ."), args.json, args.trust, sys.stdout))
     if args.command == "acp":
         from forge_lsp.acp.agent import serve
 

@@ -73,6 +73,7 @@ async def run_headless(
         raise UsageError(str(exc)) from exc
     finally:
         runtime.close()
+        await runtime.close_mcp()
     printer.flush_text()
     # Every message of the turn was printed once, as it came ("assistant: ..."): the ■ line is the last.
     return EXIT_CODES[summary.status.value]

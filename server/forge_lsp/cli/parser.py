@@ -67,6 +67,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "acp", parents=[common], help="serve the Agent Client Protocol on stdin/stdout (Zed, JetBrains, CodeCompanion)"
     )
+    mcp = sub.add_parser("mcp", parents=[common], help="the workspace's MCP servers and their tools")
+    mcp_sub = mcp.add_subparsers(dest="mcp_command", required=True)
+    mcp_list = mcp_sub.add_parser(
+        "list", parents=[common], help="start each configured MCP server, list its tools; exit 1 if one failed"
+    )
+    mcp_list.add_argument("--workspace", "-w", help=WORKSPACE_HELP)
+    mcp_list.add_argument("--json", action="store_true", help="print them as JSON")
+    mcp_list.add_argument("--trust", action="store_true", help="trust the workspace's .mcp.json for this listing (not recorded)")
     demo = sub.add_parser("demo", parents=[common], help="run the builtin demo turn in a temporary workspace")
     demo.add_argument("--workspace", "-w", help="use this folder instead of a temporary one")
     demo.add_argument("--in-process", action="store_true", help="run the turn without the language server")

@@ -293,7 +293,8 @@ class Orchestrator:
                 tracker = turn.tracker
                 errors = {n: tracker.error_count(n) for n in tracker.errors()}
                 fired = {n: tracker.limit_for(n) for n in tracker.maxed_out_tools()}
-                return TurnStatus.INTERRUPTED, MaxToolFailurePerTurnLimitReached(tracker.limit, errors, fired)
+                keys = {n: k for n in fired if (k := tracker.limit_key(n)) not in (None, n)}
+                return TurnStatus.INTERRUPTED, MaxToolFailurePerTurnLimitReached(tracker.limit, errors, fired, keys)
             if yields:
                 return TurnStatus.COMPLETED, None
             if turn.requests >= self.config.max_requests_per_turn:
@@ -341,6 +342,10 @@ class Orchestrator:
 
         def on_retry(attempt: int, delay_ms: int, exc: ModelError) -> None:
             emit(LlmRetry(turn_id, attempt, delay_ms, str(exc)))
+
+        refresh = getattr(self.tools, "refresh", None)
+        if refresh is not None:  # an MCP server said its tools changed: the model gets the new list
+            await refresh()
 
         async def timed() -> AssistantReply:
             text.restart()

@@ -30,13 +30,25 @@ from forge_lsp.domain.events import Event, TurnFinished, TurnSummary
 from forge_lsp.domain.messages import ChatMessage, ToolCall, ToolResult, Usage
 from forge_lsp.domain.template_names import SYSTEM_PROMPT, TURN_TEMPLATES
 from forge_lsp.llm.litellm_adapter import LiteLLMModel
+from forge_lsp.mcp_config import McpSources, ServerSpec, acp_servers, load_servers, user_mcp_path
 from forge_lsp.state.store import StateStore
 from forge_lsp.state.turn_files import TurnFiles
 from forge_lsp.templates import TemplateEngine
-from forge_lsp.tools.base import DiskFiles, FileStore, Snapshots, ToolContext, ToolFailure, read_regular
+from forge_lsp.tools.base import DiskFiles, FileStore, Snapshots, ToolContext, ToolDefinition, ToolFailure, read_regular
+from forge_lsp.tools.mcp.manager import McpManager
 from forge_lsp.tools.registry import ToolRegistry
 from forge_lsp.tools.workspace import Workspace
-from forge_lsp.trust import TEMPLATES_DIR, Survey, TrustStore, cannot_trust, refusal, save_keeps_trust, text_digest, unchanged_but
+from forge_lsp.trust import (
+    MCP_FILE,
+    TEMPLATES_DIR,
+    Survey,
+    TrustStore,
+    cannot_trust,
+    refusal,
+    save_keeps_trust,
+    text_digest,
+    unchanged_but,
+)
 
 log = logging.getLogger(__name__)
 
@@ -49,11 +61,30 @@ MAX_INSTRUCTIONS_BYTES = 10 * 1024 * 1024
 
 
 class BoundTools:
-    """The tool port of one turn: the registry bound to the workspace's tool context."""
+    """The tool port of one turn: the registry (the built-in tools and the MCP servers' tools) bound to the
+    workspace's tool context."""
 
-    def __init__(self, registry: ToolRegistry, ctx: ToolContext) -> None:
+    def __init__(self, registry: ToolRegistry, ctx: ToolContext, mcp: list[McpManager] | None = None) -> None:
         self.registry = registry
+        self._builtin = registry
         self.ctx = ctx
+        self.mcp = mcp or []
+
+    async def prepare(self) -> None:
+        """The MCP servers' tools, their servers started when first needed (at most [mcp] startup_timeout_secs)."""
+        extra = [d for manager in self.mcp for d in await manager.tool_definitions()]
+        self._use(extra)
+
+    async def refresh(self) -> None:
+        """Before each request: a server that said its tools changed is listed again."""
+        changed = False
+        for manager in self.mcp:
+            changed = await manager.refresh() or changed
+        if changed:
+            self._use([d for manager in self.mcp for d in manager.current()])
+
+    def _use(self, extra: list[ToolDefinition]) -> None:
+        self.registry = ToolRegistry([*self._builtin.tools.values(), *extra]) if extra else self._builtin
 
     def schemas(self) -> list[dict[str, Any]]:
         return self.registry.schemas()
@@ -120,6 +151,16 @@ class WorkspaceRuntime:
         """How the client names its ways to trust and to set the model (the language server sets it)."""
         self.on_notice: Callable[[str], None] = log.warning
         """Told about state problems the user should see (a state file moved aside); the server shows them."""
+        self.on_mcp_failure: Callable[[ServerSpec, str], None] = lambda spec, reason: self.on_notice(
+            f"forge-lsp: MCP server {spec.name} failed: {reason} ({spec.where()})"
+        )
+        """Told once per failure of an MCP server (the server shows it and puts it on the entry)."""
+        self.mcp_sources: McpSources = self._mcp_sources()
+        self.mcp = McpManager({}, self.root, startup_timeout=self.config.mcp.startup_timeout_secs)
+        """The MCP servers of the user's mcp.json, the editor's settings and a trusted workspace's .mcp.json."""
+        self.mcp.on_failure = lambda spec, reason: self.on_mcp_failure(spec, reason)
+        self.mcp.update(self.mcp_sources.servers)
+        self._stopping: asyncio.Task[None] | None = None
 
     @property
     def config(self) -> ForgeConfig:
@@ -164,12 +205,16 @@ class WorkspaceRuntime:
         return state
 
     def is_trust_file(self, path: Path) -> str | None:
-        """path relative to the root when trust covers it: .forge.toml, a template, a trusted file (the script)."""
+        """path relative to the root when trust covers it: .forge.toml, .mcp.json, a template, a trusted file (the script)."""
         try:
             rel = (path.parent.resolve() / path.name).relative_to(self.root).as_posix()
         except (OSError, RuntimeError, ValueError):
             return None
-        if rel == WORKSPACE_FILE or rel.startswith(TEMPLATES_DIR.as_posix() + "/") or rel in (self._trusted_files or {}):
+        if (
+            rel in (WORKSPACE_FILE, MCP_FILE)
+            or rel.startswith(TEMPLATES_DIR.as_posix() + "/")
+            or rel in (self._trusted_files or {})
+        ):
             return rel
         return None
 
@@ -216,6 +261,7 @@ class WorkspaceRuntime:
         if self.trusted:
             return []
         problems = [p for p in self.effective.ignored if not (model and p.key == "model")]
+        problems += [p for p in self.mcp_sources.problems if p.code == UNTRUSTED]
         folder = self.root / TEMPLATES_DIR
         try:
             names = sorted(p.name for p in folder.glob("*.md")) if folder.is_dir() else []
@@ -227,8 +273,9 @@ class WorkspaceRuntime:
         return problems
 
     def config_problems(self) -> list[ConfigProblem]:
-        """Each bad key or value and each file that does not parse (not what trust ignores)."""
-        return [p for p in self.effective.problems if p.code != UNTRUSTED]
+        """Each bad key or value and each file that does not parse (not what trust ignores), MCP entries' too."""
+        problems = self.effective.problems + self.mcp_sources.problems
+        return [p for p in problems if p.code != UNTRUSTED]
 
     def reported_problems(self) -> list[ConfigProblem]:
         """What every frontend reports of the config in force: config_problems(), then everything
@@ -257,7 +304,35 @@ class WorkspaceRuntime:
         self.effective = self.loader.load(trusted=self._is_trusted())
         if self.trusted != was_trusted:
             self.reload_templates()
+        self._reload_mcp()
         return self.effective
+
+    def _mcp_sources(self) -> McpSources:
+        return load_servers(user_mcp_path(self.loader.user_path), self.loader.editor_raw, self.root, self.trusted)
+
+    def _reload_mcp(self) -> None:
+        """The MCP entries again: a server whose entry changed or went away stops now (in the background)."""
+        self.mcp_sources = self._mcp_sources()
+        self.mcp.startup_timeout = self.config.mcp.startup_timeout_secs
+        stopped = self.mcp.update(self.mcp_sources.servers)
+        if stopped:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                return
+            self._stopping = loop.create_task(self.mcp.stop(stopped))
+
+    def session_mcp(self, servers: Any) -> McpManager:
+        """A manager of an ACP session's own servers (session/new mcpServers), for that session only; the
+        caller sets it as session.mcp and closes it when the session ends. Bad entries are logged."""
+        sources = acp_servers(servers)
+        for problem in sources.problems:
+            log.warning("session MCP server: %s", problem)
+        return McpManager(sources.servers, self.root, startup_timeout=self.config.mcp.startup_timeout_secs)
+
+    def mcp_status(self) -> list[dict[str, Any]]:
+        """forge.status mcp: [{name, state, tools: N, reason?, source}]."""
+        return self.mcp.status()
 
     def preload_templates(self) -> None:
         """Compile the templates every turn needs (pybars3 is slow to import and compile)."""
@@ -396,6 +471,7 @@ class WorkspaceRuntime:
         if self.running:
             out["turnId"] = self.turn_id
         out["usage"] = self.usage()
+        out["mcp"] = self.mcp_status()
         return out
 
     def usage(self) -> dict[str, Any]:
@@ -504,7 +580,8 @@ class WorkspaceRuntime:
         turn_files = TurnFiles(self.store)
         turn_files.prune()
         ctx.changes = TurnChanges(turn_files, self.workspace, turn_id)
-        tools = BoundTools(self.registry, ctx)
+        tools = BoundTools(self.registry, ctx, [self.mcp, *([session.mcp] if session.mcp is not None else [])])
+        await tools.prepare()
         llm = LiteLLMModel(config, self.root, model)
         conversation = self.conversation_of(session)
         instructions = await asyncio.to_thread(self.instructions)
@@ -572,8 +649,12 @@ class WorkspaceRuntime:
         """Every stored message of the session's conversation, in order."""
         return self.store.history(self.conversation_of(session))
 
+    async def close_mcp(self) -> None:
+        """Stop the MCP servers (shutdown, the workspace removed); a later turn starts them again."""
+        await self.mcp.close()
+
     def close(self) -> None:
-        """Cancel a running turn and close the state database."""
+        """Cancel a running turn and close the state database (MCP servers: close_mcp; the guard ends them anyway)."""
         if self._task is not None and not self._task.done():
             self._task.cancel()
         if self._store is not None:

@@ -11,10 +11,13 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from forge_lsp.domain.messages import ChatMessage
 from forge_lsp.tools.base import FileStore, NobodyToAsk
+
+if TYPE_CHECKING:
+    from forge_lsp.tools.mcp.manager import McpManager
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +48,8 @@ class Session:
         """Questions answered "Allow for this conversation"."""
         self.todos: list[dict[str, str]] = []
         """The todo list (todo_write / todo_read), this conversation's plan."""
+        self.mcp: McpManager | None = None
+        """This session's own MCP servers (ACP's session/new mcpServers), besides the workspace's."""
 
     def reset(self) -> None:
         """Another conversation begins in this session: earlier answers and todos do not carry over."""

@@ -10,6 +10,7 @@ config.py's.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -230,6 +231,8 @@ KEYS: dict[str, KeySpec] = _table(
     KeySpec("tools.shell.network", _bool, False, trust=SHELL_RULES),
     KeySpec("tools.shell.allow_env", _str_list, (), trust=SHELL_RULES),
     KeySpec("tools.fetch.allow_private_networks", _bool, False, trust=PRIVATE_NETWORKS),
+    KeySpec("mcp.startup_timeout_secs", _int(1), 10, trust=None, looser=HIGHER),
+    KeySpec("mcp.confirm", _str_list, (), trust=None, union=True),
 )
 UNION_KEYS = frozenset(k for k, spec in KEYS.items() if spec.union)
 """Lists merged across layers (union): a later layer adds rules, never removes one."""
@@ -241,9 +244,18 @@ def spec_of(key: str) -> KeySpec | None:
     if (spec := KEYS.get(key)) is not None:
         return spec
     parts = key.split(".")
-    if len(parts) == 3 and parts[0] == "tools" and parts[1] != "shell" and parts[1] in TOOL_NAMES:
+    if len(parts) == 3 and parts[0] == "tools" and parts[1] != "shell" and (parts[1] in TOOL_NAMES or is_mcp_tool(parts[1])):
         return KEYS.get(f"tools.{ANY_TOOL}.{parts[2]}")
     return None
+
+
+MCP_PREFIX = "mcp_"
+_MCP_TOOL = re.compile(r"^mcp_[a-zA-Z0-9_*?\[\]-]{1,60}$")
+
+
+def is_mcp_tool(name: str) -> bool:
+    """An MCP tool's name (mcp_<server>_<tool>) or a glob of them ("mcp_github_*"): a [tools.<name>] table may name it."""
+    return bool(_MCP_TOOL.match(name))
 
 
 def _default(key: str) -> Any:
@@ -293,6 +305,16 @@ class FetchConfig:
 
     allow_private_networks: bool = _default("tools.fetch.allow_private_networks")
     """Whether fetch may reach this machine, link-local, private, multicast/reserved and metadata addresses."""
+
+
+@dataclass(frozen=True)
+class McpConfig:
+    """Settings of the MCP servers' tools ([mcp])."""
+
+    startup_timeout_secs: int = _default("mcp.startup_timeout_secs")
+    """How long the first turn waits for the servers to start and list their tools."""
+    confirm: tuple[str, ...] = _default("mcp.confirm")
+    """Globs of MCP tool names ("mcp_git_*") that ask the user before each call."""
 
 
 @dataclass(frozen=True)
@@ -346,10 +368,11 @@ class ForgeConfig:
     compact: CompactConfig = field(default_factory=CompactConfig)
     shell: ShellConfig = field(default_factory=ShellConfig)
     fetch: FetchConfig = field(default_factory=FetchConfig)
+    mcp: McpConfig = field(default_factory=McpConfig)
     tools: Mapping[str, ToolConfig] = field(default_factory=dict)
 
     def per_tool_limits(self) -> dict[str, int]:
-        """The [tools.<name>] max_failures overrides, shell included."""
+        """The [tools.<name>] max_failures overrides, shell included (a name may be a glob of MCP tools: "mcp_github_*")."""
         limits = {n: t.max_failures for n, t in self.tools.items() if t.max_failures is not None}
         if self.shell.max_failures is not None:
             limits["shell"] = self.shell.max_failures
@@ -488,6 +511,7 @@ def build(values: Mapping[str, Any]) -> ForgeConfig:
     compact = {k.split(".", 1)[1]: v for k, v in values.items() if k.startswith("compact.")}
     shell = {k.split(".", 2)[2]: v for k, v in values.items() if k.startswith("tools.shell.")}
     fetch = {k.split(".", 2)[2]: v for k, v in values.items() if k.startswith("tools.fetch.") and k in KEYS}
+    mcp = {k.split(".", 1)[1]: v for k, v in values.items() if k.startswith("mcp.")}
     tools: dict[str, dict[str, Any]] = {}
     for k, v in values.items():
         parts = k.split(".")
@@ -501,6 +525,7 @@ def build(values: Mapping[str, Any]) -> ForgeConfig:
         compact=CompactConfig(**compact),
         shell=ShellConfig(**shell),
         fetch=FetchConfig(**fetch),
+        mcp=McpConfig(**mcp),
         tools={n: ToolConfig(**t) for n, t in tools.items()},
     )
 

@@ -34,6 +34,8 @@ class MaxToolFailurePerTurnLimitReached:
     """The limit of each tool that reached it, where [tools.<name>] max_failures differs from ``limit``.
 
     Not on the wire (the contract's shape is {kind, limit, errors}); it lets the message name the limit that fired."""
+    limit_keys: Mapping[str, str] = field(default_factory=dict, compare=False)
+    """The [tools.<key>] that set a tool's own limit, where it is a glob ("mcp_github_*"), not the tool's name."""
     kind: ClassVar[str] = "MaxToolFailurePerTurnLimitReached"
 
     def to_dict(self) -> dict[str, Any]:
@@ -51,10 +53,14 @@ class MaxToolFailurePerTurnLimitReached:
         if not own:
             return f"Maximum tool failure limit ({self.limit}) reached for this turn: {tools}"
         # A per-tool limit fired: say which, or the user looks for 3 failures where there were 2.
-        fired = ", ".join(f"{n} {v} ([tools.{n}] max_failures)" for n, v in own.items())
+        fired = ", ".join(f"{n} {v} ([tools.{self._table(n)}] max_failures)" for n, v in own.items())
         if len(own) < len(self.tool_limits):
             fired += f", {self.limit} (max_tool_failure_per_turn)"
         return f"Maximum tool failure limit reached for this turn ({fired}): {tools}"
+
+    def _table(self, name: str) -> str:
+        key = self.limit_keys.get(name, name)
+        return f'"{key}"' if any(c in key for c in '*?[."') else key
 
 
 @dataclass(frozen=True)

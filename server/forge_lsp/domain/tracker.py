@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 
 from forge_lsp.domain.messages import ToolResult
 
@@ -40,8 +41,16 @@ class ToolErrorTracker:
             self._errors.pop(name, None)
 
     def limit_for(self, name: str) -> int:
-        """The failure limit for one tool: its own override or the turn's."""
-        return self.per_tool_limits.get(name, self.limit)
+        """The failure limit for one tool: its own override, else the longest glob naming it ("mcp_github_*"), else the turn's."""
+        key = self.limit_key(name)
+        return self.per_tool_limits[key] if key is not None else self.limit
+
+    def limit_key(self, name: str) -> str | None:
+        """The per_tool_limits key that sets the tool's limit (its name or a glob), or None (the turn's limit)."""
+        if name in self.per_tool_limits:
+            return name
+        globs = [p for p in self.per_tool_limits if any(c in p for c in "*?[") and fnmatchcase(name, p)]
+        return max(globs, key=lambda p: (len(p), p)) if globs else None
 
     def error_count(self, name: str) -> int:
         """How many consecutive failing batches the tool has now."""

@@ -117,8 +117,8 @@ async def offer_trust(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, keys: 
     shown = ", ".join(keys[:5]) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
     since = " (its files changed since you trusted it)" if runtime.trust_state() == "changed" else ""
     message = (
-        f"Forge: {runtime.root.name} is not trusted{since}, so its .forge.toml / .forge/ settings that can run code "
-        f"or send data elsewhere are ignored ({shown}). Trust this workspace?"
+        f"Forge: {runtime.root.name} is not trusted{since}, so its .forge.toml / .forge/ / .mcp.json settings that can "
+        f"run code or send data elsewhere are ignored ({shown}). Trust this workspace?"
     )
     try:
         answer = await ls.window_show_message_request_async(
@@ -202,6 +202,7 @@ async def watch_files(ls: ForgeLanguageServer) -> None:
     options = t.DidChangeWatchedFilesRegistrationOptions(
         watchers=[
             t.FileSystemWatcher(glob_pattern=f"**/{WORKSPACE_FILE}"),
+            t.FileSystemWatcher(glob_pattern="**/.mcp.json"),
             t.FileSystemWatcher(glob_pattern="**/.forge/templates/*.md"),
         ]
     )

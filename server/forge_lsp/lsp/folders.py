@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from pygls.exceptions import JsonRpcInvalidParams
 
+from forge_lsp.lsp import mcp_report
 from forge_lsp.lsp.config_report import report_config
 from forge_lsp.lsp.language_server import ForgeLanguageServer, uri_to_path
 
@@ -43,5 +44,6 @@ def open_runtime(ls: ForgeLanguageServer, root: Path) -> WorkspaceRuntime:
     )
     runtime.on_notice = ls.show_notice
     runtime.wording = ls.wording
+    mcp_report.wire(ls, runtime)
     report_config(ls, runtime)
     return runtime

@@ -18,7 +18,7 @@ from forge_lsp.core import wording
 from forge_lsp.core.errors import BadPrompt, EmptyPrompt, NoModel, TurnInProgress, check_prompt
 from forge_lsp.domain.config import WORKSPACE_FILE
 from forge_lsp.domain.events import Compacted
-from forge_lsp.lsp import turns
+from forge_lsp.lsp import mcp_report, turns
 from forge_lsp.lsp.config_report import (
     client_trust,
     pull_configuration,
@@ -102,9 +102,22 @@ async def warm_up_after(preloads: list[asyncio.Future[None]], delay: float) -> N
     warm_up()
 
 
-def shutdown(ls: ForgeLanguageServer, params: None) -> None:
-    """shutdown: cancel running turns and close every workspace's state."""
+async def shutdown(ls: ForgeLanguageServer, params: None) -> None:
+    """shutdown: cancel running turns, close every workspace's state, stop its MCP servers."""
+    runtimes = list(ls.workspaces)
     ls.shutdown_runtimes()
+    await asyncio.gather(*(runtime.close_mcp() for runtime in runtimes), return_exceptions=True)
+
+
+def did_change_workspace_folders(ls: ForgeLanguageServer, params: t.DidChangeWorkspaceFoldersParams) -> None:
+    """A workspace folder removed: its MCP servers stop (a turn there later starts them again)."""
+    for folder in params.event.removed or []:
+        try:
+            runtime = ls.workspaces.find(uri_to_path(folder.uri))
+        except JsonRpcException:
+            continue
+        if runtime is not None:
+            ls.spawn(runtime.close_mcp())
 
 
 async def did_change_configuration(ls: ForgeLanguageServer, params: t.DidChangeConfigurationParams) -> None:
@@ -181,7 +194,7 @@ def did_save(ls: ForgeLanguageServer, params: t.DidSaveTextDocumentParams) -> No
         runtime, rel, path = found
         if runtime.keep_trust_after_save(rel, doc.source):
             ls.user_saves.buffer_changed(runtime, rel, uri, path, doc.source)
-    if found is not None or uri.endswith("/" + WORKSPACE_FILE) or "/.forge/templates/" in uri:
+    if found is not None or uri.endswith(("/" + WORKSPACE_FILE, "/.mcp.json")) or "/.forge/templates/" in uri:
         reload_files(ls)
 
 
@@ -318,6 +331,20 @@ async def on_conversation(
 async def forge_open_conversation(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
     """Make a stored conversation the current one: the next forge.run continues it."""
     return await on_conversation(ls, args, "forge.openConversation", lambda r, cid: r.open_conversation(cid))
+
+
+async def forge_mcp_servers(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
+    """{uri?}: the workspace's MCP servers, each with its state and tools (started now if not yet)."""
+    await ls.wait_configured()
+    arg = object_argument(args, "forge.mcpServers")
+    return await mcp_report.servers(runtime_for(ls, arg.get("uri")))
+
+
+async def forge_restart_mcp_server(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
+    """{name, uri?}: stop and start one MCP server again; its status."""
+    await ls.wait_configured()
+    arg = object_argument(args, "forge.restartMcpServer")
+    return await mcp_report.restart(runtime_for(ls, arg.get("uri")), arg.get("name"))
 
 
 async def forge_delete_conversation(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:

@@ -20,6 +20,8 @@ COMMANDS = (
     "forge.openConversation",
     "forge.deleteConversation",
     "forge.undoTurn",
+    "forge.mcpServers",
+    "forge.restartMcpServer",
 )
 
 
@@ -51,4 +53,7 @@ def create_server() -> ForgeLanguageServer:
     server.command("forge.openConversation")(handlers.forge_open_conversation)
     server.command("forge.deleteConversation")(handlers.forge_delete_conversation)
     server.command("forge.undoTurn")(handlers.forge_undo_turn)
+    server.command("forge.mcpServers")(handlers.forge_mcp_servers)
+    server.command("forge.restartMcpServer")(handlers.forge_restart_mcp_server)
+    server.feature(t.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)(handlers.did_change_workspace_folders)
     return server

@@ -30,42 +30,70 @@ ALL_TOOLS: tuple[ToolDefinition, ...] = (
     followup.TOOL,
 )
 
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "array": (list,),
-    "object": (dict,),
-}
+MAX_REPORTED_ERRORS = 3
+"""A call with many bad arguments is told its first few problems (enough to fix the call)."""
+_VALIDATORS: dict[int, tuple[Mapping[str, Any], Any]] = {}
+"""Compiled validators by schema object (a schema is checked once, then reused for every call)."""
+
+
+def _validator(schema: Mapping[str, Any]) -> Any:
+    cached = _VALIDATORS.get(id(schema))
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    from jsonschema.validators import validator_for  # imported on the first call: the server starts without it
+
+    cls = validator_for(schema)
+    cls.check_schema(schema)
+    if len(_VALIDATORS) > 1024:  # MCP servers' schemas come and go with their tool lists
+        _VALIDATORS.clear()
+    validator = cls(schema)
+    _VALIDATORS[id(schema)] = (schema, validator)
+    return validator
+
+
+def _where(base: str, path: Iterable[Any]) -> str:
+    out = base
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def _describe(error: Any, where: str) -> str:
+    """One jsonschema error as one clear line, in the words the model was given before."""
+    at = _where(where, error.absolute_path)
+    value, kind = error.instance, error.validator
+    if kind == "type":
+        expected = error.validator_value if isinstance(error.validator_value, str) else " or ".join(error.validator_value)
+        return f"{at}: expected {expected}, got {type(value).__name__} {json.dumps(value, default=str)[:80]}"
+    if kind == "required":
+        missing = [k for k in error.validator_value if isinstance(value, dict) and k not in value]
+        return f"{at}: missing required field(s) {', '.join(missing)}"
+    if kind == "additionalProperties" and error.validator_value is False and isinstance(value, dict):
+        allowed = list(error.schema.get("properties", {}))
+        patterns = error.schema.get("patternProperties", {})
+        import re
+
+        extra = [k for k in value if k not in allowed and not any(re.search(p, k) for p in patterns)]
+        return f"{at}: unknown field {extra[0]!r}; allowed: {', '.join(allowed) or 'none'}" if extra else f"{at}: {error.message}"
+    if kind == "enum":
+        return f"{at}: must be one of {', '.join(map(str, error.validator_value))}, got {value!r}"
+    return f"{at}: {error.message[:300]}"
 
 
 def check_arguments(value: Any, schema: Mapping[str, Any], where: str = "arguments") -> None:
-    """Check a value against the small JSON-schema subset the tool schemas use."""
-    kind = schema.get("type")
-    if kind is not None:
-        types = _JSON_TYPES[kind]
-        bad_bool = isinstance(value, bool) and kind in ("integer", "number")
-        if not isinstance(value, types) or bad_bool:
-            raise ToolFailure(f"{where}: expected {kind}, got {type(value).__name__} {json.dumps(value, default=str)[:80]}")
-    if "enum" in schema and value not in schema["enum"]:
-        raise ToolFailure(f"{where}: must be one of {', '.join(map(str, schema['enum']))}, got {value!r}")
-    if kind == "object":
-        props: Mapping[str, Any] = schema.get("properties", {})
-        missing = [k for k in schema.get("required", ()) if k not in value]
-        if missing:
-            raise ToolFailure(f"{where}: missing required field(s) {', '.join(missing)}")
-        extra = schema.get("additionalProperties", True)
-        for key, item in value.items():
-            if key in props:
-                check_arguments(item, props[key], f"{where}.{key}")
-            elif extra is False:
-                raise ToolFailure(f"{where}: unknown field {key!r}; allowed: {', '.join(props) or 'none'}")
-            elif isinstance(extra, Mapping):
-                check_arguments(item, extra, f"{where}.{key}")
-    if kind == "array" and "items" in schema:
-        for i, item in enumerate(value):
-            check_arguments(item, schema["items"], f"{where}[{i}]")
+    """Check a call's arguments against its tool's JSON Schema (the jsonschema library); ToolFailure names what is wrong."""
+    try:
+        validator = _validator(schema)
+    except Exception as exc:  # an MCP server's schema that is not a valid schema: the server checks its own input
+        log.warning("input schema cannot be used (%s); arguments are not checked", str(exc).splitlines()[0])
+        return
+    try:
+        errors = sorted(validator.iter_errors(value), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
+    except Exception as exc:  # a $ref that cannot be resolved (nothing is fetched): the server checks its own input
+        log.warning("input schema cannot be checked (%s); arguments are not checked", str(exc).splitlines()[0][:200])
+        return
+    if errors:
+        raise ToolFailure("; ".join(_describe(e, where) for e in errors[:MAX_REPORTED_ERRORS]))
 
 
 class ToolRegistry:

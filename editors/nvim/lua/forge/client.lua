@@ -79,8 +79,8 @@ local function client_config(root)
     c = {
       name = "forge",
       cmd = config.options.cmd,
-      init_options = { settings = object(config.options.settings) },
-      settings = { forge = object(config.options.settings) },
+      init_options = { settings = object(config.server_settings()) },
+      settings = { forge = object(config.server_settings()) },
       handlers = M.handlers,
       before_init = M.before_init,
     }

@@ -4,6 +4,7 @@
 local clients = require("forge.client")
 local events = require("forge.events")
 local log = require("forge.log")
+local mcp = require("forge.mcp")
 local notify_mod = require("forge.notify")
 local roots = require("forge.roots")
 local scratch = require("forge.scratch")
@@ -254,6 +255,7 @@ function M.create()
   end, { nargs = "?", desc = "Undo the files the last Forge turn (or turn ID) changed" })
   create("ForgeLog", no_args(log.open), { desc = "Open the Forge event log" })
   create("ForgeTrust", no_args(M.trust), { desc = "Trust this workspace's .forge.toml and .forge/ (forge.trust)" })
+  create("ForgeMcp", mcp.command, { nargs = "*", complete = mcp.complete, desc = "List Forge's MCP servers (restart NAME restarts one)" })
   M.create_plugs()
 end
 
@@ -274,6 +276,7 @@ function M.create_plugs()
   plug("n", "config", "<Cmd>ForgeConfig<CR>", "Forge: show the config")
   plug("n", "undo-turn", "<Cmd>ForgeUndoTurn<CR>", "Forge: undo the last turn's file changes")
   plug("n", "trust", "<Cmd>ForgeTrust<CR>", "Forge: trust this workspace")
+  plug("n", "mcp", "<Cmd>ForgeMcp<CR>", "Forge: MCP servers")
 end
 
 return M

@@ -10,6 +10,7 @@ local M = {}
 ---@field auto_continue boolean answer "Continue" after an interrupt without asking
 ---@field reply "float"|"split"|"none" where a completed turn's reply is shown
 ---@field on_event fun(event: table)|nil called with every forge/event after the plugin has shown it
+---@field mcp_servers table|nil MCP servers by name ({command, args, env, cwd} or {url, headers}), sent as settings.mcpServers
 M.options = {
   cmd = { "forge-lsp" },
   settings = {},
@@ -22,6 +23,15 @@ M.options = {
 
 --- Whether setup() was called: its options then describe the server, not vim.lsp.config("forge").
 M.did_setup = false
+
+--- The settings the server gets: settings, with mcp_servers as settings.mcpServers.
+function M.server_settings()
+  local settings = vim.deepcopy(M.options.settings or {})
+  if type(M.options.mcp_servers) == "table" and next(M.options.mcp_servers) ~= nil then
+    settings.mcpServers = vim.deepcopy(M.options.mcp_servers)
+  end
+  return settings
+end
 
 --- Merge opts into the options. The table stays the same one, so that no module holds a stale copy.
 function M.set(opts)

@@ -1,5 +1,5 @@
 -- :checkhealth forge — the server command and its version, Neovim's version, the workspace's
--- .forge.toml and its problems, and whether the workspace is trusted.
+-- .forge.toml and its problems, whether the workspace is trusted, and its MCP servers.
 local M = {}
 
 -- 0.10+ has vim.health.start/ok/...; 0.8–0.9 vim.health.report_*; 0.7 require("health").report_*.
@@ -13,6 +13,7 @@ local info = health.info or health.report_info
 local forge = require("forge")
 local config = require("forge.config")
 local trust = require("forge.trust")
+local mcp = require("forge.mcp")
 
 --- Run argv, return its trimmed output and exit code (nil, "timeout" after timeout_ms).
 local function run(argv, timeout_ms)
@@ -190,6 +191,37 @@ local function check_trust(root, client)
   end
 end
 
+--- The MCP servers (forge.mcpServers): ok for each ready or disabled one, an error for each failed one.
+local function check_mcp(client)
+  if not client then
+    info("no forge-lsp runs for this workspace yet: :ForgeMcp starts it and lists the servers")
+    return
+  end
+  local params = { command = "forge.mcpServers", arguments = { vim.empty_dict() } }
+  local response = vim.fn.has("nvim-0.11") == 1 and client:request_sync("workspace/executeCommand", params, 15000)
+    or client.request_sync("workspace/executeCommand", params, 15000)
+  local result = response and response.result
+  if type(result) ~= "table" or type(result.servers) ~= "table" then
+    warn("forge.mcpServers did not answer: " .. vim.inspect(response and response.err))
+    return
+  end
+  if #result.servers == 0 then
+    info("no MCP servers configured")
+    return
+  end
+  for _, server in ipairs(result.servers) do
+    local source = mcp.source_text(server.source) and (" (" .. mcp.source_text(server.source) .. ")") or ""
+    local line = tostring(server.name) .. ": " .. mcp.state_text(server) .. source
+    if server.state == "failed" then
+      fail(line, { ":ForgeMcp restart " .. tostring(server.name) .. " once it is mended; the server's log has the details" })
+    elseif server.state == "ready" or server.state == "disabled" then
+      ok(line)
+    else
+      info(line)
+    end
+  end
+end
+
 function M.check()
   start("forge.nvim")
   check_neovim()
@@ -198,6 +230,8 @@ function M.check()
   start("workspace")
   local root, client = check_workspace()
   check_trust(root, client)
+  start("MCP servers")
+  check_mcp(client)
 end
 
 return M

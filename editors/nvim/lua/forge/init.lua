@@ -43,6 +43,8 @@ M.show_config = commands.show_config
 M.trust = commands.trust
 M.undo_turn = commands.undo_turn
 M.open_log = log.open
+M.mcp_servers = require("forge.mcp").show
+M.restart_mcp_server = require("forge.mcp").restart
 M.create_commands = commands.create
 
 M.find_root = roots.find_root

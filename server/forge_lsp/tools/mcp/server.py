@@ -1,0 +1,326 @@
+"""One MCP server's connection, on the official SDK: started in a task of its own, its tools listed, calls made.
+
+The SDK's transports and session are async context managers (anyio task groups): they are entered
+and left in one task, McpServer._serve, which holds the connection until stop(). Calls come from
+turns (other tasks) through the session. Every failure becomes `state = "failed"` with a reason in
+one line; nothing here raises into a turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import os
+import shutil
+import threading
+import time
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from forge_lsp import __version__
+from forge_lsp.mcp_config import ServerSpec
+from forge_lsp.tools.mcp.guard import guarded
+
+log = logging.getLogger(__name__)
+
+STARTING, READY, FAILED, DISABLED, STOPPED = "starting", "ready", "failed", "disabled", "stopped"
+STDERR_LINES = 20
+"""The last lines a server wrote to stderr, kept for the reason it failed."""
+MAX_TOOL_PAGES = 50
+
+
+class ServerGone(Exception):
+    """The server is not connected (it failed, crashed or was stopped): a call cannot be made."""
+
+
+def leaf(exc: BaseException) -> BaseException:
+    """An exception group's first leaf (the exception itself when it is not a group)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception in one line; an exception group as its first leaf."""
+    exc = leaf(exc)
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text[:300]
+
+
+class _StderrTail:
+    """A pipe for a server's stderr: its lines logged, the last STDERR_LINES kept for a failure's reason."""
+
+    def __init__(self, name: str) -> None:
+        read_fd, write_fd = os.pipe()
+        self.writer = os.fdopen(write_fd, "w")
+        self.lines: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
+        self._thread = threading.Thread(target=self._read, args=(read_fd, name), daemon=True, name=f"mcp-stderr-{name}")
+        self._thread.start()
+
+    def _read(self, fd: int, name: str) -> None:
+        with os.fdopen(fd, "r", errors="replace") as pipe:
+            for line in pipe:
+                line = line.rstrip()
+                if line:
+                    self.lines.append(line)
+                    log.debug("mcp %s stderr: %s", name, line[:500])
+
+    def close_writer(self) -> None:
+        if not self.writer.closed:
+            self.writer.close()
+
+    def last(self) -> str:
+        """The last thing the server said on stderr, briefly."""
+        return self.lines[-1][:200] if self.lines else ""
+
+
+class McpServer:
+    """One configured server: its state, its tools, and calls to them."""
+
+    def __init__(self, spec: ServerSpec, root: Path) -> None:
+        self.spec = spec
+        self.root = root
+        self.state = DISABLED if spec.disabled else STOPPED
+        self.reason: str | None = spec.error if not spec.disabled else None
+        if spec.error and not spec.disabled:
+            self.state = FAILED
+        self.tools: list[Any] = []
+        """The SDK's Tool objects as last listed."""
+        self.session: Any = None
+        self.stale = False
+        """The server said its tool list changed (notifications/tools/list_changed): list again before the next request."""
+        self.started_at: float | None = None
+        self.ready_after: float | None = None
+        """Seconds from start to its tools being listed."""
+        self._task: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._stderr: _StderrTail | None = None
+        self._timeout = 0.0
+        self.on_change: Any = None
+        """Called (no arguments) when the state or the tools change."""
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def start(self, timeout: float) -> None:
+        """Start connecting (in the background) when not started yet; a failed or disabled one stays so."""
+        if self.state != STOPPED or self._task is not None:
+            return
+        self.state = STARTING
+        self.reason = None
+        self._timeout = timeout
+        self.started_at = time.perf_counter()
+        self._ready.clear()
+        self._stop.clear()
+        self._task = asyncio.get_running_loop().create_task(self._serve(timeout), name=f"mcp-{self.name}")
+
+    async def wait_ready(self, timeout: float) -> None:
+        """Wait until it is ready or failed, at most timeout seconds; still starting then: failed, stopped."""
+        if self.state != STARTING:
+            return
+        try:
+            await asyncio.wait_for(self._ready.wait(), timeout)
+        except TimeoutError:
+            if self.state == STARTING:
+                self._fail(f"did not answer within {timeout:g} s ([mcp] startup_timeout_secs)")
+                await self.stop()
+
+    def _fail(self, reason: str) -> None:
+        if self.state in (DISABLED, STOPPED, FAILED):
+            return
+        extra = self._stderr.last() if self._stderr and self.state == STARTING else ""
+        if extra and extra not in reason:
+            reason = f"{reason} (it said: {extra})"
+        log.info("MCP server %s failed: %s", self.name, reason)
+        self.state, self.reason = FAILED, reason
+        self.session = None
+        self._ready.set()
+        if self.on_change:
+            self.on_change()
+
+    async def _serve(self, timeout: float) -> None:
+        try:
+            import anyio
+
+            async with AsyncExitStack() as stack:
+                # Entering the transport and the session only starts them (a process, tasks); the waiting is in
+                # initialize and the listing, which the timeout bounds (a cancel scope around the entering would
+                # not be left in the order it was entered).
+                read, write = await stack.enter_async_context(self._transport())
+                from mcp.client.session import ClientSession
+                from mcp_types import Implementation
+
+                session = await stack.enter_async_context(
+                    ClientSession(
+                        read,
+                        write,
+                        message_handler=self._on_message,
+                        client_info=Implementation(name="forge-lsp", version=__version__),
+                    )
+                )
+                with anyio.fail_after(timeout):
+                    await session.initialize()
+                    self.tools = await self._list(session)
+                self.session = session
+                self.state = READY
+                self.ready_after = time.perf_counter() - (self.started_at or time.perf_counter())
+                log.info("MCP server %s ready: %d tools in %.2f s", self.name, len(self.tools), self.ready_after)
+                self._ready.set()
+                if self.on_change:
+                    self.on_change()
+                await self._stop.wait()
+        except TimeoutError:
+            self._fail(f"did not answer within {timeout:g} s ([mcp] startup_timeout_secs)")
+        except asyncio.CancelledError:
+            self._fail("stopped")
+            raise
+        except FileNotFoundError as exc:
+            self._fail(f"cannot start {exc.filename or self.spec.command}: not found")
+        except Exception as exc:  # any failure of the server is its state, never the turn's
+            log.debug("MCP server %s", self.name, exc_info=True)
+            self._fail(self._reason(exc))
+        finally:
+            self.session = None
+            if self._stderr is not None:
+                self._stderr.close_writer()
+            if self.state in (STARTING, READY):
+                if self._stop.is_set():  # stopped as asked: not a failure
+                    self.state, self.tools = STOPPED, []
+                else:
+                    self._fail("the connection ended")
+            self._ready.set()
+
+    def _reason(self, exc: BaseException) -> str:
+        if isinstance(leaf(exc), TimeoutError):
+            return f"did not answer within {self._timeout:g} s ([mcp] startup_timeout_secs)"
+        text = one_line(exc)
+        lowered = text.lower()
+        if "connection closed" in lowered or "closed" in lowered and self.spec.transport == "stdio":
+            return f"the server exited{' or closed its output' if self.spec.transport == 'stdio' else ''}: {text}"
+        if "connect" in lowered and self.spec.transport != "stdio":
+            return f"cannot connect to {self.spec.url}: {text}"
+        return f"it did not start as an MCP server: {text}" if self.state == STARTING else text
+
+    @asynccontextmanager
+    async def _transport(self) -> Any:
+        spec = self.spec
+        if spec.transport == "stdio":
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            assert spec.command is not None
+            cwd = (self.root / spec.cwd).resolve() if spec.cwd else self.root
+            env = dict(spec.env)
+            path = env.get("PATH", os.environ.get("PATH", os.defpath))
+            command = spec.command
+            found: str | None
+            if "/" in command:
+                found = str((cwd / command).resolve()) if not os.path.isabs(command) else command
+                if not os.access(found, os.X_OK):
+                    found = None
+            else:
+                found = shutil.which(command, path=path)
+            if found is None:
+                raise FileNotFoundError(2, "not found", command)
+            program, argv = guarded(found, list(spec.args))
+            params = StdioServerParameters(command=program, args=argv, env=env or None, cwd=cwd)
+            self._stderr = _StderrTail(self.name)
+            try:
+                async with stdio_client(params, errlog=self._stderr.writer) as streams:
+                    self._stderr.close_writer()  # the server holds its own copy
+                    yield streams
+            finally:
+                self._stderr.close_writer()
+        elif spec.transport == "http":
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            assert spec.url is not None
+            async with (
+                create_mcp_http_client(headers=dict(spec.headers) or None) as client,
+                streamable_http_client(spec.url, http_client=client) as streams,
+            ):
+                yield streams[0], streams[1]
+        else:
+            from mcp.client.sse import sse_client
+
+            assert spec.url is not None
+            async with sse_client(spec.url, headers=dict(spec.headers) or None) as streams:
+                yield streams[0], streams[1]
+
+    async def _list(self, session: Any) -> list[Any]:
+        from mcp_types import PaginatedRequestParams
+
+        tools: list[Any] = []
+        cursor = None
+        for _ in range(MAX_TOOL_PAGES):
+            result = await session.list_tools(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
+            tools.extend(result.tools)
+            cursor = result.next_cursor
+            if not cursor:
+                break
+        return tools
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, Exception):
+            log.debug("MCP server %s: %s", self.name, one_line(message))
+            return
+        method = getattr(getattr(message, "root", message), "method", None)
+        if method == "notifications/tools/list_changed":
+            log.info("MCP server %s: its tools changed", self.name)
+            self.stale = True
+
+    async def refresh(self) -> bool:
+        """List the tools again when the server said they changed; True when it did."""
+        if not self.stale or self.session is None:
+            return False
+        self.stale = False
+        try:
+            self.tools = await self._list(self.session)
+        except Exception as exc:  # a server that cannot list its tools now: failed
+            self._fail(f"listing its tools again failed: {one_line(exc)}")
+            await self.stop()
+        if self.on_change:
+            self.on_change()
+        return True
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        """The SDK's CallToolResult; ServerGone when not connected, the SDK's errors as they come."""
+        session = self.session
+        if session is None or self.state != READY:
+            raise ServerGone(self.reason or f"the MCP server {self.name} is {self.state}")
+        return await session.call_tool(tool, arguments)
+
+    def mark_dead(self, reason: str) -> None:
+        """A call found the server gone (it crashed): failed, with why; restart starts it again."""
+        if self.state == READY:
+            self._fail(reason)
+            asyncio.get_running_loop().create_task(self.stop())
+
+    async def stop(self) -> None:
+        """Close the connection (a stdio server's process group with it); wait for it, bounded."""
+        task, self._task = self._task, None
+        self._stop.set()
+        if task is None or task.done():
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(task), 8)
+        except (TimeoutError, asyncio.CancelledError):
+            task.cancel()
+        except Exception:  # the task records its own failure
+            pass
+
+    def status(self) -> dict[str, Any]:
+        """{name, state, tools: N, reason?, source}."""
+        out: dict[str, Any] = {
+            "name": self.name,
+            "state": self.state if self.state != STOPPED else STARTING,
+            "source": self.spec.source,
+        }
+        out["tools"] = len(self.tools) if self.state == READY else 0
+        if self.reason and self.state == FAILED:
+            out["reason"] = self.reason
+        return out

@@ -1,0 +1,67 @@
+"""MCP from the command line: forge-lsp mcp list (exit 1 when a server failed), and forge-lsp run calling a tool."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp_support import flaky, time_server
+
+from support.trust import trust_workspace
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def forge(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    return subprocess.run(
+        [sys.executable, "-m", "forge_lsp", *args], capture_output=True, text=True, timeout=50, env=env, cwd=cwd
+    )
+
+
+def user_servers(servers: dict[str, Any]) -> Path:
+    """The user's ~/.config/forge-lsp/mcp.json (XDG_CONFIG_HOME is the test's own)."""
+    path = Path(os.environ["XDG_CONFIG_HOME"]) / "forge-lsp" / "mcp.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"mcpServers": servers}, indent=2))
+    return path
+
+
+def test_mcp_list_says_each_server_and_fails_when_one_did(tmp_path: Path) -> None:
+    user_servers({"time": time_server(), "gone": {"command": "no-such-mcp-server-here"}, "off": {**flaky(), "disabled": True}})
+    done = forge("mcp", "list", "-w", str(tmp_path), cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "gone  failed: cannot start no-such-mcp-server-here: not found  [user]"
+    assert lines[1] == "off  disabled  [user]"
+    assert lines[2] == "time  ready (2 tools)  [user]" and lines[3].startswith("  mcp_time_get_current_time  ")
+    user_servers({"time": time_server()})
+    listed = forge("mcp", "list", "-w", str(tmp_path), "--json", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    (server,) = json.loads(listed.stdout)["servers"]
+    assert server["state"] == "ready" and len(server["tools"]) == 2
+
+
+def test_an_untrusted_mcp_json_is_said_and_never_started(tmp_path: Path) -> None:
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"evil": {"command": "touch", "args": ["pwned"]}}}))
+    done = forge("mcp", "list", "-w", str(tmp_path), cwd=tmp_path)
+    assert done.returncode == 0 and "no MCP servers are configured" in done.stdout
+    assert "is not trusted, so it cannot set: .mcp.json:1 mcpServers.evil" in done.stderr
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_run_calls_an_mcp_tool(tmp_path: Path) -> None:
+    user_servers({"time": time_server()})
+    script = {"responses": [{"tool_calls": [{"name": "mcp_time_convert_time", "arguments": {
+        "source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}}]}, {"text": "noon in UTC is 21:00 in Tokyo"}]}  # fmt: skip
+    (tmp_path / "script.json").write_text(json.dumps(script))
+    (tmp_path / ".forge.toml").write_text('model = "scripted/script.json"\n')
+    trust_workspace(tmp_path)
+    done = forge("run", "convert", "-w", str(tmp_path), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "mcp_time_convert_time" in done.stdout and "21:00" in done.stdout
