@@ -60,6 +60,28 @@ def _fence(text: str, lang: str = "") -> str:
     return f"{ticks}{lang}\n{text}\n{ticks}\n"
 
 
+def context_section(context: dict[str, object]) -> str:
+    """The '## Context' entry: what the prompt carries from the editor (file, range, unsaved buffers); '' for none."""
+    if not context:
+        return ""
+    lines = []
+    if context.get("file"):
+        lines.append(f"- file: {context['file']}")
+    rng = context.get("range")
+    if isinstance(rng, dict):
+        try:
+            start, end = int(rng["start"]["line"]) + 1, int(rng["end"]["line"]) + 1
+            if end > start and int(rng["end"].get("character", 1)) == 0:  # a whole-line selection
+                end -= 1
+            lines.append(f"- range: line {start}" if start == end else f"- range: lines {start}-{end}")
+        except (KeyError, TypeError, ValueError):
+            pass
+    unsaved = context.get("unsaved")
+    if isinstance(unsaved, list) and unsaved:
+        lines.append(f"- unsaved in the editor: {', '.join(map(str, unsaved))} (sent as the editor has them)")
+    return "## Context\n\n" + "\n".join(lines) + "\n\n" if lines else ""
+
+
 class TranscriptWriter:
     """Appends a turn's events as Markdown and remembers the line of each tool call.
 
@@ -123,7 +145,7 @@ class TranscriptWriter:
             stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime())
             self._entry(
                 f"# Forge turn {event.turn_id}\n\n- conversation: {event.conversation_id}\n- model: {event.model}\n"
-                f"- started: {stamp}\n\n## Prompt\n\n{event.prompt}\n"
+                f"- started: {stamp}\n\n{context_section(event.context)}## Prompt\n\n{event.prompt}\n"
             )
         elif isinstance(event, ToolCallStarted):
             try:

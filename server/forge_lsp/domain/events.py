@@ -149,10 +149,15 @@ class TurnStarted(Event):
     conversation_id: str = ""
     prompt: str = ""
     model: str = ""
+    context: dict[str, Any] = field(default_factory=dict, hash=False)
+    """What the prompt carries from the editor: {file?, range?, unsaved?} (none: {})."""
     type: ClassVar[str] = "turnStarted"
 
     def payload(self) -> dict[str, Any]:
-        return {"conversationId": self.conversation_id, "prompt": self.prompt, "model": self.model}
+        out: dict[str, Any] = {"conversationId": self.conversation_id, "prompt": self.prompt, "model": self.model}
+        if self.context:
+            out["context"] = self.context
+        return out
 
 
 @dataclass(frozen=True)
