@@ -1,6 +1,7 @@
 -- forge.nvim: a thin Neovim client of forge-lsp. All agent logic stays in the server.
 -- Works on Neovim 0.7 (vim.lsp.start_client) and 0.11 (vim.lsp.start / vim.lsp.config).
 -- This module is the plugin's API (:help forge-lua); its parts are in lua/forge/ by subject.
+local actions = require("forge.actions")
 local clients = require("forge.client")
 local commands = require("forge.commands")
 local config = require("forge.config")
@@ -41,6 +42,8 @@ M.new_conversation = commands.new_conversation
 M.conversations = commands.conversations
 M.show_config = commands.show_config
 M.trust = commands.trust
+M.code_action = actions.code_action
+M.diagnostics = actions.diagnostics
 M.open_log = log.open
 M.create_commands = commands.create
 
