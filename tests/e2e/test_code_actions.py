@@ -205,6 +205,12 @@ async def test_context_of_a_turn_active_file_selection_and_unsaved_buffers(clien
     # The read tool read the editor's text of b.py.
     finished = [e for e in client.forge_events if e.type == "toolCallFinished"]  # type: ignore[attr-defined]
     assert "return 2" in finished[0].output
+    # The log has the user's own prompt and the context as one line, not the diffs.
+    from test_lsp import until
+
+    await until(lambda: any(m.message.startswith("▶ turn") for m in client.log_messages))
+    (started_line,) = [m.message for m in client.log_messages if m.message.startswith("▶ turn")]
+    assert started_line.endswith("\n  prompt: why y?\n  context: a.py (line 2); unsaved in the editor: a.py, b.py, new.py")
     text = transcript(ws, result["turnId"])
     section = text[text.index("## Context") : text.index("## Prompt")]
     assert "- file: a.py" in section and "- range: line 2" in section

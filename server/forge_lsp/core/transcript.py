@@ -22,6 +22,7 @@ from forge_lsp.domain.events import (
     ToolCallStarted,
     TurnFinished,
     TurnStarted,
+    range_lines,
 )
 from forge_lsp.redact import redact, secret_values
 from forge_lsp.render import format_usage
@@ -67,15 +68,9 @@ def context_section(context: dict[str, object]) -> str:
     lines = []
     if context.get("file"):
         lines.append(f"- file: {context['file']}")
-    rng = context.get("range")
-    if isinstance(rng, dict):
-        try:
-            start, end = int(rng["start"]["line"]) + 1, int(rng["end"]["line"]) + 1
-            if end > start and int(rng["end"].get("character", 1)) == 0:  # a whole-line selection
-                end -= 1
-            lines.append(f"- range: line {start}" if start == end else f"- range: lines {start}-{end}")
-        except (KeyError, TypeError, ValueError):
-            pass
+    where = range_lines(context.get("range"))
+    if where:
+        lines.append(f"- range: {where}")
     unsaved = context.get("unsaved")
     if isinstance(unsaved, list) and unsaved:
         lines.append(f"- unsaved in the editor: {', '.join(map(str, unsaved))} (sent as the editor has them)")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as t
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
+from forge_lsp.domain.events import EDITOR_CONTEXT_HEADING
 from forge_lsp.lsp.language_server import ForgeLanguageServer, uri_to_path
 
 if TYPE_CHECKING:
@@ -175,4 +176,4 @@ async def editor_context(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, uri
 
 def with_context(prompt: str, ctx: EditorContext) -> str:
     """The prompt with the editor's context after it (its first line stays the conversation's title)."""
-    return f"{prompt}\n\n{ctx.text}" if ctx.text else prompt
+    return f"{prompt}\n\n{EDITOR_CONTEXT_HEADING}\n{ctx.text}" if ctx.text else prompt
