@@ -176,6 +176,10 @@ async def test_bad_code_action_input_is_refused_not_a_crash(client: LanguageClie
     assert (await client.code_action_resolve_async(other)).title == "Organize imports"
     listed = await actions(client, app, rng(0, 0, 0, 0), foreign())
     assert len(listed) == 1
+    # A file outside the workspace folders: no turn can run there, so no action is offered.
+    outside = ws.parent / "elsewhere.ts"
+    outside.write_text(APP)
+    assert await actions(client, outside, rng(0, 0, 1, 0), foreign()) == []
 
 
 async def test_context_of_a_turn_active_file_selection_and_unsaved_buffers(client: LanguageClient, ws: Path) -> None:

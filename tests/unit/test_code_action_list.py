@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from lsprotocol import types as t
 
@@ -35,7 +36,7 @@ def test_listing_for_a_5000_line_file_with_diagnostics_takes_under_5_ms() -> Non
     best = float("inf")
     for _ in range(5):
         start = time.perf_counter()
-        found = code_actions(request)
+        found = code_actions(request, [Path("/elsewhere"), Path("/project")])
         best = min(best, time.perf_counter() - start)
     assert best < 0.005, f"listing took {best * 1000:.2f} ms"
     titles = [a.title for a in found]
@@ -54,3 +55,9 @@ def test_an_untitled_buffer_gets_no_actions() -> None:
     request = params([diagnostic(0, "eslint")], 3)
     request.text_document.uri = "untitled:Untitled-1"
     assert code_actions(request) == []
+
+
+def test_a_file_outside_the_workspace_folders_gets_no_actions() -> None:
+    request = params([diagnostic(0, "eslint")], 3)
+    assert code_actions(request, [Path("/other")]) == []
+    assert len(code_actions(request, [Path("/project")])) == 3

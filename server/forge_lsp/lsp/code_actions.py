@@ -9,6 +9,7 @@ the user for an instruction, then sends forge.run).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as t
@@ -53,11 +54,20 @@ def is_own(diag: t.Diagnostic) -> bool:
     return diag.source is not None and (diag.source == convert.SOURCE or diag.source.startswith(convert.SOURCE + "."))
 
 
-def code_actions(params: t.CodeActionParams) -> list[t.CodeAction]:
-    """The Forge actions for a range: one Fix per foreign diagnostic, Explain and Edit on a selection."""
+def code_actions(params: t.CodeActionParams, roots: list[Path] | None = None) -> list[t.CodeAction]:
+    """The Forge actions for a range: one Fix per foreign diagnostic, Explain and Edit on a selection.
+
+    roots: the workspace folders; a file in none of them gets no action (a turn runs in a folder)."""
     uri = params.text_document.uri
     if not uri.startswith("file:"):
         return []
+    if roots is not None:
+        try:
+            path = uri_to_path(uri)
+        except JsonRpcInvalidParams:
+            return []
+        if not any(path.is_relative_to(root) for root in roots):
+            return []
     only = [str(k) for k in params.context.only] if params.context.only else None
     found: list[t.CodeAction] = []
     if wanted(t.CodeActionKind.QuickFix, only):

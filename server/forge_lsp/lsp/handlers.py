@@ -192,7 +192,11 @@ def progress_cancel(ls: ForgeLanguageServer, params: t.WorkDoneProgressCancelPar
 
 def code_action(ls: ForgeLanguageServer, params: t.CodeActionParams) -> list[t.CodeAction]:
     """Fix on any diagnostic, Explain and Edit on a selection: a cheap list (lsp/code_actions.py)."""
-    return code_actions.code_actions(params)
+    try:
+        roots = ls.roots()
+    except JsonRpcException:
+        return []
+    return code_actions.code_actions(params, roots)
 
 
 async def code_action_resolve(ls: ForgeLanguageServer, action: t.CodeAction) -> t.CodeAction:
