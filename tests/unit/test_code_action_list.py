@@ -61,3 +61,18 @@ def test_a_file_outside_the_workspace_folders_gets_no_actions() -> None:
     request = params([diagnostic(0, "eslint")], 3)
     assert code_actions(request, [Path("/other")]) == []
     assert len(code_actions(request, [Path("/project")])) == 3
+
+
+def test_unsaved_changes_skip_what_cannot_be_compared_and_name_a_huge_buffer(tmp_path: Path) -> None:
+    from forge_lsp.lsp.selection import MAX_DIFFED_CHARS, _unsaved_changes
+
+    binary = tmp_path / "blob.bin"
+    binary.write_bytes(b"\x00\x01" * 100)
+    huge = tmp_path / "huge.txt"
+    huge.write_text("a\n" * (MAX_DIFFED_CHARS // 2 + 1))
+    small = tmp_path / "small.txt"
+    small.write_text("one\n")
+    found = dict(_unsaved_changes([("blob.bin", binary, "text now"), ("huge.txt", huge, "b\n"), ("small.txt", small, "two\n")]))
+    assert set(found) == {"huge.txt", "small.txt"}  # the binary file cannot be compared: not named
+    assert "too large to show its changes" in found["huge.txt"]
+    assert "-one\n+two\n" in found["small.txt"]

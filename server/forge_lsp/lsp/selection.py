@@ -26,6 +26,8 @@ MAX_DIFFS_CHARS = 12_000
 """Of all unsaved buffers' changes together."""
 MAX_UNSAVED = 20
 """Open documents compared with their saved file, at most (the rest are not named)."""
+MAX_DIFFED_CHARS = 1_000_000
+"""A buffer larger than this is named as unsaved, its changes not shown."""
 
 
 @dataclass
@@ -87,8 +89,12 @@ def lines_label(start: int, end: int) -> str:
     return f"line {start + 1}" if start == end else f"lines {start + 1}-{end + 1}"
 
 
+class _Unreadable(Exception):
+    pass
+
+
 def _saved_text(path: Path) -> str | None:
-    """The file's text on disk; None when there is none (a new buffer); '' when it cannot be compared."""
+    """The file's text on disk; None when there is none (a new buffer); _Unreadable when it cannot be compared."""
     from forge_lsp.tools.base import ToolFailure, read_regular
 
     if not path.exists():
@@ -96,15 +102,21 @@ def _saved_text(path: Path) -> str | None:
     try:
         return read_regular(path, path.name, MAX_SELECTED_FILE_BYTES)
     except (ToolFailure, OSError):
-        return ""
+        raise _Unreadable from None
 
 
 def _unsaved_changes(docs: list[tuple[str, Path, str]]) -> list[tuple[str, str]]:
     """(rel, diff) of each open document whose text differs from its file (run in a thread)."""
     found: list[tuple[str, str]] = []
     for rel, path, text in docs:
-        saved = _saved_text(path)
+        try:
+            saved = _saved_text(path)
+        except _Unreadable:  # a file too large or not text: nothing to compare
+            continue
         if saved == text:
+            continue
+        if max(len(text), len(saved or "")) > MAX_DIFFED_CHARS:  # difflib would take seconds
+            found.append((rel, f"(not saved; {rel} is too large to show its changes here: read it)\n"))
             continue
         before = (saved or "").splitlines(keepends=True)
         after = text.splitlines(keepends=True)
