@@ -76,3 +76,12 @@ def test_unsaved_changes_skip_what_cannot_be_compared_and_name_a_huge_buffer(tmp
     assert set(found) == {"huge.txt", "small.txt"}  # the binary file cannot be compared: not named
     assert "too large to show its changes" in found["huge.txt"]
     assert "-one\n+two\n" in found["small.txt"]
+
+
+def test_unsaved_changes_leave_secrets_out(tmp_path: Path) -> None:
+    from forge_lsp.lsp.selection import _unsaved_changes
+
+    env = tmp_path / ".env"
+    env.write_text("DEBUG=1\n")
+    ((_, diff),) = _unsaved_changes([(".env", env, "DEBUG=1\nOPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz012345\n")])
+    assert "+OPENAI_API_KEY=[REDACTED]" in diff and "abcdefghij" not in diff

@@ -14,6 +14,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from forge_lsp.domain.events import EDITOR_CONTEXT_HEADING
 from forge_lsp.lsp.language_server import ForgeLanguageServer, uri_to_path
+from forge_lsp.redact import redact
 
 if TYPE_CHECKING:
     from forge_lsp.core.runtime import WorkspaceRuntime
@@ -122,7 +123,8 @@ def _unsaved_changes(docs: list[tuple[str, Path, str]]) -> list[tuple[str, str]]
         after = text.splitlines(keepends=True)
         head = ("/dev/null" if saved is None else f"{rel} (saved)", f"{rel} (in the editor)")
         diff = "".join(line if line.endswith("\n") else line + "\n" for line in difflib.unified_diff(before, after, *head, n=2))
-        found.append((rel, diff))
+        # Sent unasked (the user did not point at it): a key typed into an unsaved .env stays out of the request.
+        found.append((rel, redact(diff)))
     return found
 
 
