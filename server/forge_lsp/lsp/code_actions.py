@@ -30,6 +30,8 @@ MAX_FIXES = 10
 AROUND = 5
 """Lines of code shown before and after a diagnostic's lines."""
 MAX_AROUND_CHARS = 8_000
+MAX_MESSAGE_CHARS = 8_000
+"""Of a diagnostic's message in a Fix prompt (a test runner may report pages)."""
 EXPLAIN_PROMPT = "Explain the selected code: what it does and why, and anything surprising in it."
 TAG = "forge"
 """The key in a Forge action's data (another server's action never has it)."""
@@ -130,7 +132,10 @@ async def fix_prompt(ls: ForgeLanguageServer, uri: str, diag: t.Diagnostic) -> s
     if diag.severity is not None:
         about.append(f"severity: {t.DiagnosticSeverity(diag.severity).name.lower()}")
     place = f"{lines_label(first, last)}, column {diag.range.start.character + 1}"
-    prompt = f"Fix this problem in {rel} at {place} ({', '.join(about)}):\n\n{diag.message.strip()}"
+    message = diag.message.strip()
+    if len(message) > MAX_MESSAGE_CHARS:
+        message = message[:MAX_MESSAGE_CHARS] + " … (cut)"
+    prompt = f"Fix this problem in {rel} at {place} ({', '.join(about)}):\n\n{message}"
     lines = await document_lines(ls, uri, uri_to_path(uri), rel)
     if lines:
         lo, hi = max(0, first - AROUND), min(len(lines) - 1, last + AROUND)
