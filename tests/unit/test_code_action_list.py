@@ -85,3 +85,20 @@ def test_unsaved_changes_leave_secrets_out(tmp_path: Path) -> None:
     env.write_text("DEBUG=1\n")
     ((_, diff),) = _unsaved_changes([(".env", env, "DEBUG=1\nOPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz012345\n")])
     assert "+OPENAI_API_KEY=[REDACTED]" in diff and "abcdefghij" not in diff
+
+
+def test_a_fix_prompt_cuts_a_very_long_message(tmp_path: Path) -> None:
+    import asyncio
+    from types import SimpleNamespace
+
+    from forge_lsp.lsp.code_actions import MAX_MESSAGE_CHARS, fix_prompt
+
+    src = tmp_path / "t.py"
+    src.write_text("def test():\n    assert 1 == 2\n")
+    ls = SimpleNamespace(roots=lambda: [tmp_path], workspace=SimpleNamespace(text_documents={}), log=lambda *a: None)
+    diag = diagnostic(1, "pytest")
+    diag.message = "AssertionError\n" + "x" * (MAX_MESSAGE_CHARS * 3)
+    prompt = asyncio.run(fix_prompt(ls, src.as_uri(), diag))  # type: ignore[arg-type]
+    assert prompt.startswith("Fix this problem in t.py at line 2, column 1 (source: pytest, code: reportUndefinedVariable)")
+    assert " … (cut)" in prompt and len(prompt) < MAX_MESSAGE_CHARS + 1_000
+    assert "> 2 |     assert 1 == 2" in prompt
