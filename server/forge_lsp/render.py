@@ -6,7 +6,7 @@ import textwrap
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from forge_lsp.domain.events import format_reason
+from forge_lsp.domain.events import format_reason, own_prompt, range_lines
 from forge_lsp.redact import redact
 
 
@@ -36,12 +36,28 @@ def format_usage(usage: Any) -> str:
     )
 
 
+def format_context(context: Mapping[str, Any]) -> str:
+    """A turn's editor context as one phrase: main.py (lines 2-3); unsaved in the editor: a.py, b.py."""
+    parts = []
+    if context.get("file"):
+        where = str(context["file"])
+        lines = range_lines(context.get("range"))
+        parts.append(f"{where} ({lines})" if lines else where)
+    unsaved = context.get("unsaved")
+    if isinstance(unsaved, list) and unsaved:
+        parts.append("unsaved in the editor: " + ", ".join(map(str, unsaved)))
+    return "; ".join(parts)
+
+
 def format_event(event: Mapping[str, Any]) -> str | None:
     """One forge/event payload as readable lines (None for events shown elsewhere)."""
     kind = event.get("type")
     if kind == "turnStarted":
-        prompt = str(event.get("prompt", "")).replace("\n", "\n" + " " * len("  prompt: "))  # its lines under its first
-        return f"▶ turn {event['turnId']} started (model {event.get('model', '?')})\n  prompt: {prompt}"
+        # The user's own text; what the editor added (selection, unsaved diffs) as one line: the transcript has it.
+        context = event.get("context")
+        prompt = own_prompt(str(event.get("prompt", "")), context).replace("\n", "\n" + " " * len("  prompt: "))
+        lines = f"▶ turn {event['turnId']} started (model {event.get('model', '?')})\n  prompt: {prompt}"
+        return lines + (f"\n  context: {format_context(context)}" if isinstance(context, Mapping) and context else "")
     if kind in ("assistantText", "reasoning"):
         return None
     if kind == "toolCallStarted":

@@ -8,6 +8,7 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { ExecuteCommandRequest, LanguageClient } from "vscode-languageclient/node";
+import { editorContext } from "./actions";
 import { chatParts, ForgeEvent } from "./events";
 
 /** The participant's id (package.json contributes.chatParticipants) and the model vendor. */
@@ -74,7 +75,9 @@ export async function runTurn(
   });
   try {
     // Cancelling the chat request sends $/cancelRequest, which cancels the turn on the server.
-    return (await client.sendRequest(ExecuteCommandRequest.type, { command: "forge.run", arguments: [{ prompt }] }, token)) as TurnResult;
+    // The file the user is in and its selection go along (the server adds the unsaved buffers).
+    const arg = { prompt, ...editorContext((r) => client.code2ProtocolConverter.asRange(r)) };
+    return (await client.sendRequest(ExecuteCommandRequest.type, { command: "forge.run", arguments: [arg] }, token)) as TurnResult;
   } finally {
     sub.dispose();
   }

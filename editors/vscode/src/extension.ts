@@ -9,6 +9,7 @@ import {
   TransportKind,
   WorkDoneProgress,
 } from "vscode-languageclient/node";
+import { editorContext, registerActions, RunArg } from "./actions";
 import { registerChat } from "./chat";
 import { conversationItems, ForgeEvent, Notice, statusText, turnNotice } from "./events";
 import { mcpServers, McpItem, McpServer, serverActions, serverItems, stateText } from "./mcp";
@@ -44,6 +45,9 @@ async function startClient(): Promise<void> {
     initializationOptions: initializationOptions(settings, vscode.workspace.isTrusted),
     synchronize: { configurationSection: "forge" },
     middleware: {
+      // A code action's forge.run (Fix, Explain) runs as a palette turn does: progress, Cancel, errors.
+      executeCommand: async (command, args, next) =>
+        command === "forge.run" && args.length === 1 && typeof args[0] === "object" ? runTurn(args[0] as RunArg) : next(command, args),
       workspace: {
         // The server asks for section "forge"; answer with what its schema knows.
         configuration: async (params, token, next) => {
@@ -78,18 +82,19 @@ async function runAgent(): Promise<void> {
   if (!prompt) {
     return;
   }
-  const editor = vscode.window.activeTextEditor;
-  const arg: Record<string, unknown> = { prompt };
-  if (editor && editor.document.uri.scheme === "file") {
-    arg.uri = editor.document.uri.toString();
-    if (!editor.selection.isEmpty) {
-      arg.range = client.code2ProtocolConverter.asRange(editor.selection);
-    }
+  const active = client;
+  await runTurn({ prompt, ...editorContext((r) => active.code2ProtocolConverter.asRange(r)) });
+}
+
+/** A turn (forge.run {prompt, uri?, range?}) with a progress notification that Cancel cancels. */
+async function runTurn(arg: RunArg): Promise<unknown> {
+  if (!client) {
+    return undefined;
   }
   const active = client;
   // The result is told by the turn's turnFinished event (turnNotice), the reply text by the server's log.
   // A turn the server refuses (no model set, one already running) is told here, or the user sees nothing.
-  await vscode.window.withProgress(
+  return vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: "Forge", cancellable: true },
     async (progress, cancel) => {
       const workDoneToken = `forge-${Date.now()}`;
@@ -212,6 +217,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   status.command = "forge.showStatus";
   status.show();
   registerChat(context, () => client, forgeEvents.event);
+  registerActions(context, runTurn);
   context.subscriptions.push(
     output,
     status,

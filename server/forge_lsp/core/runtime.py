@@ -14,7 +14,7 @@ import platform
 import sqlite3
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -542,9 +542,17 @@ class WorkspaceRuntime:
         )
 
     async def run(
-        self, prompt: str, emit: Emit, model: str | None = None, turn_id: str | None = None, *, session: Session | None = None
+        self,
+        prompt: str,
+        emit: Emit,
+        model: str | None = None,
+        turn_id: str | None = None,
+        *,
+        session: Session | None = None,
+        context: Mapping[str, Any] | None = None,
     ) -> TurnSummary:
-        """Run one turn of a session (the workspace's own when None) to its end.
+        """Run one turn of a session (the workspace's own when None) to its end; context: what the prompt
+        carries from the editor ({file?, range?, unsaved?}, shown in the transcript and turnStarted).
 
         TurnInProgress if one runs in the workspace; BadPrompt (a ValueError) for a bad prompt; NoModel."""
         if self.running:
@@ -561,11 +569,13 @@ class WorkspaceRuntime:
         if holder is not None:
             raise TurnInProgress(f"a turn is running in this workspace ({holder}); wait for it to end or cancel it")
         try:
-            return await self._run_locked(prompt, emit, model, turn_id, session or self.session)
+            return await self._run_locked(prompt, emit, model, turn_id, session or self.session, context)
         finally:
             self.store.turn_lock.release()
 
-    async def _run_locked(self, prompt: str, emit: Emit, model: str, turn_id: str, session: Session) -> TurnSummary:
+    async def _run_locked(
+        self, prompt: str, emit: Emit, model: str, turn_id: str, session: Session, context: Mapping[str, Any] | None = None
+    ) -> TurnSummary:
         config = self.config
         ctx = ToolContext(
             self.workspace,
@@ -608,7 +618,7 @@ class WorkspaceRuntime:
                 log.warning("transcript %s: %s", transcript.path, exc)
             emit(event)
 
-        request = TurnRequest(turn_id, conversation, prompt, model)
+        request = TurnRequest(turn_id, conversation, prompt, model, context=dict(context or {}))
         self._task = asyncio.ensure_future(orchestrator.run(request, fan_out))
         try:
             summary = await asyncio.shield(self._task)

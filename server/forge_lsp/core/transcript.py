@@ -22,6 +22,7 @@ from forge_lsp.domain.events import (
     ToolCallStarted,
     TurnFinished,
     TurnStarted,
+    range_lines,
 )
 from forge_lsp.redact import redact, secret_values
 from forge_lsp.render import format_usage
@@ -58,6 +59,22 @@ def _fence(text: str, lang: str = "") -> str:
     while ticks in text:
         ticks += "`"
     return f"{ticks}{lang}\n{text}\n{ticks}\n"
+
+
+def context_section(context: dict[str, object]) -> str:
+    """The '## Context' entry: what the prompt carries from the editor (file, range, unsaved buffers); '' for none."""
+    if not context:
+        return ""
+    lines = []
+    if context.get("file"):
+        lines.append(f"- file: {context['file']}")
+    where = range_lines(context.get("range"))
+    if where:
+        lines.append(f"- range: {where}")
+    unsaved = context.get("unsaved")
+    if isinstance(unsaved, list) and unsaved:
+        lines.append(f"- unsaved in the editor: {', '.join(map(str, unsaved))} (sent as the editor has them)")
+    return "## Context\n\n" + "\n".join(lines) + "\n\n" if lines else ""
 
 
 class TranscriptWriter:
@@ -123,7 +140,7 @@ class TranscriptWriter:
             stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime())
             self._entry(
                 f"# Forge turn {event.turn_id}\n\n- conversation: {event.conversation_id}\n- model: {event.model}\n"
-                f"- started: {stamp}\n\n## Prompt\n\n{event.prompt}\n"
+                f"- started: {stamp}\n\n{context_section(event.context)}## Prompt\n\n{event.prompt}\n"
             )
         elif isinstance(event, ToolCallStarted):
             try:

@@ -148,6 +148,30 @@ class Event:
         return {"type": self.type, "turnId": self.turn_id, **self.payload()}
 
 
+EDITOR_CONTEXT_HEADING = "Context from the editor:"
+"""The line that starts what a turn's prompt carries from the editor, after the user's own text."""
+
+
+def range_lines(rng: Any) -> str | None:
+    """An LSP Range as 'line 3' or 'lines 3-5' (1-based; a whole-line selection ending at character 0 of the
+    next line ends on the line before); None when it is not a range."""
+    try:
+        start, end = int(rng["start"]["line"]) + 1, int(rng["end"]["line"]) + 1
+        if end > start and int(rng["end"].get("character", 1)) == 0:
+            end -= 1
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    return f"line {start}" if start == end else f"lines {start}-{end}"
+
+
+def own_prompt(prompt: str, context: Mapping[str, Any] | None) -> str:
+    """The user's own text of a prompt that carries the editor's context (the prompt as it is without one)."""
+    if not context:
+        return prompt
+    cut = prompt.rfind(f"\n\n{EDITOR_CONTEXT_HEADING}\n")
+    return prompt[:cut] if cut >= 0 else prompt
+
+
 @dataclass(frozen=True)
 class TurnStarted(Event):
     """A turn began."""
@@ -155,10 +179,15 @@ class TurnStarted(Event):
     conversation_id: str = ""
     prompt: str = ""
     model: str = ""
+    context: dict[str, Any] = field(default_factory=dict, hash=False)
+    """What the prompt carries from the editor: {file?, range?, unsaved?} (none: {})."""
     type: ClassVar[str] = "turnStarted"
 
     def payload(self) -> dict[str, Any]:
-        return {"conversationId": self.conversation_id, "prompt": self.prompt, "model": self.model}
+        out: dict[str, Any] = {"conversationId": self.conversation_id, "prompt": self.prompt, "model": self.model}
+        if self.context:
+            out["context"] = self.context
+        return out
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from forge_lsp.core import wording
 from forge_lsp.core.errors import BadPrompt, EmptyPrompt, NoModel, TurnInProgress, check_prompt
 from forge_lsp.domain.config import WORKSPACE_FILE
 from forge_lsp.domain.events import Compacted
-from forge_lsp.lsp import mcp_report, turns
+from forge_lsp.lsp import code_actions, mcp_report, turns
 from forge_lsp.lsp.config_report import (
     client_trust,
     pull_configuration,
@@ -31,7 +31,7 @@ from forge_lsp.lsp.config_report import (
 from forge_lsp.lsp.folders import runtime_for
 from forge_lsp.lsp.language_server import ForgeLanguageServer, uri_to_path
 from forge_lsp.lsp.protocol import request_id
-from forge_lsp.lsp.selection import with_selection
+from forge_lsp.lsp.selection import editor_context, with_context
 from forge_lsp.lsp.user_saves import disk_text
 from forge_lsp.redact import redact_data
 
@@ -203,6 +203,20 @@ def progress_cancel(ls: ForgeLanguageServer, params: t.WorkDoneProgressCancelPar
     ls.cancel_progress(params.token)
 
 
+def code_action(ls: ForgeLanguageServer, params: t.CodeActionParams) -> list[t.CodeAction]:
+    """Fix on any diagnostic, Explain and Edit on a selection: a cheap list (lsp/code_actions.py)."""
+    try:
+        roots = ls.roots()
+    except JsonRpcException:
+        return []
+    return code_actions.code_actions(params, roots)
+
+
+async def code_action_resolve(ls: ForgeLanguageServer, action: t.CodeAction) -> t.CodeAction:
+    """A Forge action's command (forge.run with its prompt, or the client's forge.editSelection)."""
+    return await code_actions.resolve(ls, action)
+
+
 async def forge_run(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
     """{prompt, model?, uri?, range?}: run a turn; its summary when it ends."""
     await ls.wait_configured()
@@ -224,9 +238,9 @@ async def forge_run(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
         raise TurnRefused(
             f"a Forge turn is already running in {runtime.root} ({runtime.turn_id}); cancel it with forge.cancel first"
         )
-    prompt = await with_selection(ls, runtime, prompt, uri, arg.get("range"))
+    context = await editor_context(ls, runtime, uri, arg.get("range"))
     try:
-        summary = await turns.run_turn(ls, runtime, prompt, model, request_id.get())
+        summary = await turns.run_turn(ls, runtime, with_context(prompt, context), model, request_id.get(), context)
     except (TurnInProgress, NoModel) as exc:
         raise TurnRefused(str(exc)) from None
     except BadPrompt as exc:  # the prompt with the selection added

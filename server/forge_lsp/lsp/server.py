@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lsprotocol import types as t
 
-from forge_lsp.lsp import handlers
+from forge_lsp.lsp import code_actions, handlers
 from forge_lsp.lsp.folders import open_runtime
 from forge_lsp.lsp.language_server import ForgeLanguageServer
 
@@ -42,6 +42,8 @@ def create_server() -> ForgeLanguageServer:
     server.feature(t.TEXT_DOCUMENT_DID_CLOSE)(handlers.did_close)
     server.feature(t.TEXT_DOCUMENT_DID_SAVE)(handlers.did_save)
     server.feature(t.WINDOW_WORK_DONE_PROGRESS_CANCEL)(handlers.progress_cancel)
+    server.feature(t.TEXT_DOCUMENT_CODE_ACTION, code_actions.OPTIONS)(handlers.code_action)
+    server.feature(t.CODE_ACTION_RESOLVE)(handlers.code_action_resolve)
     server.command("forge.run")(handlers.forge_run)
     server.command("forge.cancel")(handlers.forge_cancel)
     server.command("forge.status")(handlers.forge_status)

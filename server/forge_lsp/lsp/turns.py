@@ -20,6 +20,7 @@ from forge_lsp.domain.events import (
 from forge_lsp.lsp import convert
 from forge_lsp.lsp.language_server import ForgeLanguageServer
 from forge_lsp.lsp.protocol import work_done_token
+from forge_lsp.lsp.selection import EditorContext, editor_context, with_context
 from forge_lsp.render import EventLines
 
 if TYPE_CHECKING:
@@ -36,7 +37,8 @@ async def offer_continue(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, sum
         t.ShowMessageRequestParams(type=t.MessageType.Warning, message=message, actions=[t.MessageActionItem(title=CONTINUE)])
     )
     if answer is not None and answer.title == CONTINUE and not runtime.running:
-        await run_turn(ls, runtime, "Continue.", None, None)
+        context = await editor_context(ls, runtime, None, None)  # the buffers as they are now
+        await run_turn(ls, runtime, with_context("Continue.", context), None, None, context)
 
 
 async def _progress_token(ls: ForgeLanguageServer) -> str | int | None:
@@ -59,9 +61,15 @@ async def _progress_token(ls: ForgeLanguageServer) -> str | int | None:
 
 
 async def run_turn(
-    ls: ForgeLanguageServer, runtime: WorkspaceRuntime, prompt: str, model: str | None, msg_id: str | int | None
+    ls: ForgeLanguageServer,
+    runtime: WorkspaceRuntime,
+    prompt: str,
+    model: str | None,
+    msg_id: str | int | None,
+    context: EditorContext | None = None,
 ) -> TurnSummary:
-    """Run a turn, reporting it as progress, diagnostics and notifications."""
+    """Run a turn, reporting it as progress, diagnostics and notifications; context: what the prompt carries
+    from the editor (in the transcript and turnStarted)."""
     token = await _progress_token(ls)
     if token is not None:
         ls.progress_tokens[token] = runtime.root
@@ -76,7 +84,7 @@ async def run_turn(
 
     template_errors = len(runtime.templates.errors)
     try:
-        summary = await runtime.run(prompt, emit, model)
+        summary = await runtime.run(prompt, emit, model, context=context.summary() if context else None)
     except BaseException:
         # Refused before it started (no model, a turn running): the progress begun must end, or
         # the editor keeps showing the refused prompt as the running turn's.

@@ -100,6 +100,17 @@ function M.run(prompt, opts, on_result)
   end, bufnr)
 end
 
+--- Start a turn with forge.run's whole argument {prompt, uri?, range?} (a code action's command).
+function M.run_arg(arg, bufnr, on_result)
+  if type(arg) ~= "table" or type(arg.prompt) ~= "string" then
+    notify("Forge: this action carries no prompt; list the code actions again", levels.WARN)
+    return
+  end
+  command("forge.run", arg, function(result)
+    answer(on_result, result)
+  end, bufnr)
+end
+
 function M.cancel(on_result)
   events.note_cancel()
   command("forge.cancel", nil, function(result)
@@ -244,6 +255,9 @@ function M.create()
   create("ForgeRun", function(o)
     M.run(o.args, { range = o.range, line1 = o.line1, line2 = o.line2 })
   end, { nargs = "*", range = true, desc = "Run the Forge agent with a prompt (on the selection, if any)" })
+  create("ForgeFix", function(o)
+    require("forge.actions").code_action({ range = o.range, line1 = o.line1, line2 = o.line2 })
+  end, { range = true, desc = "Code actions here with every source's diagnostics: Forge: Fix, Explain, Edit selection" })
   create("ForgeContinue", no_args(M.continue), { desc = "Continue the last interrupted Forge turn" })
   create("ForgeCancel", no_args(M.cancel), { desc = "Cancel the running Forge turn" })
   create("ForgeStatus", no_args(M.status), { desc = "Show Forge status" })
@@ -257,6 +271,7 @@ function M.create()
   create("ForgeTrust", no_args(M.trust), { desc = "Trust this workspace's .forge.toml and .forge/ (forge.trust)" })
   create("ForgeMcp", mcp.command, { nargs = "*", complete = mcp.complete, desc = "List Forge's MCP servers (restart NAME restarts one)" })
   M.create_plugs()
+  require("forge.actions").register()
 end
 
 --- <Plug>(forge-...) mappings, one per command, for keymaps of one's own (and which-key).
@@ -267,6 +282,8 @@ function M.create_plugs()
   plug("n", "run", "<Cmd>ForgeRun<CR>", "Forge: run a prompt (asked for)")
   -- From Visual mode ":" gives the selection as the range.
   plug("x", "run", ":ForgeRun<CR>", "Forge: run a prompt on the selection")
+  plug("n", "fix", "<Cmd>ForgeFix<CR>", "Forge: code actions on this line (every diagnostic)")
+  plug("x", "fix", ":ForgeFix<CR>", "Forge: code actions on the selection (Explain, Edit selection)")
   plug("n", "cancel", "<Cmd>ForgeCancel<CR>", "Forge: cancel the running turn")
   plug("n", "continue", "<Cmd>ForgeContinue<CR>", "Forge: continue the interrupted turn")
   plug("n", "status", "<Cmd>ForgeStatus<CR>", "Forge: status")

@@ -1,6 +1,7 @@
 -- forge.nvim: a thin Neovim client of forge-lsp. All agent logic stays in the server.
 -- Works on Neovim 0.7 (vim.lsp.start_client) and 0.11 (vim.lsp.start / vim.lsp.config).
 -- This module is the plugin's API (:help forge-lua); its parts are in lua/forge/ by subject.
+local actions = require("forge.actions")
 local clients = require("forge.client")
 local commands = require("forge.commands")
 local config = require("forge.config")
@@ -42,6 +43,8 @@ M.conversations = commands.conversations
 M.show_config = commands.show_config
 M.trust = commands.trust
 M.undo_turn = commands.undo_turn
+M.code_action = actions.code_action
+M.diagnostics = actions.diagnostics
 M.open_log = log.open
 M.mcp_servers = require("forge.mcp").show
 M.restart_mcp_server = require("forge.mcp").restart

@@ -1,0 +1,94 @@
+-- Code actions (:ForgeFix): Neovim's code action menu with the diagnostics of every namespace (a
+-- linter's, another server's, the compiler's), not only the server's own that Neovim 0.11 sends; and
+-- the client-side commands the server's actions name: forge.run (a turn, through this plugin) and
+-- forge.editSelection (asks for an instruction with vim.ui.input, then a turn on the selection).
+local clients = require("forge.client")
+
+local M = {}
+
+local has_011 = vim.fn.has("nvim-0.11") == 1
+
+--- A vim.diagnostic as an LSP Diagnostic (0-based lines; Neovim's byte columns).
+local function to_lsp(d)
+  local lsp = d.user_data and d.user_data.lsp or {}
+  return {
+    range = {
+      start = { line = d.lnum, character = d.col or 0 },
+      ["end"] = { line = d.end_lnum or d.lnum, character = d.end_col or d.col or 0 },
+    },
+    severity = d.severity,
+    message = d.message,
+    source = d.source,
+    code = d.code or lsp.code,
+    data = lsp.data,
+  }
+end
+
+--- The buffer's diagnostics on lines first..last (0-based), from every namespace, as LSP Diagnostics.
+function M.diagnostics(bufnr, first, last)
+  local found = {}
+  for _, d in ipairs(vim.diagnostic.get(bufnr)) do
+    if d.lnum <= last and (d.end_lnum or d.lnum) >= first then
+      table.insert(found, to_lsp(d))
+    end
+  end
+  return found
+end
+
+--- :ForgeFix: the code actions for the cursor's line (opts.range: the lines line1..line2 selected),
+--- with every namespace's diagnostics there: "Forge: Fix ...", and on a selection "Forge: Explain" and
+--- "Forge: Edit selection…" (and other servers' actions for the same diagnostics).
+function M.code_action(opts)
+  opts = opts or {}
+  local bufnr = vim.api.nvim_get_current_buf()
+  if not clients.for_command(bufnr) then
+    return
+  end
+  local context
+  if opts.range and opts.range > 0 then
+    local first, last = opts.line1 - 1, opts.line2 - 1
+    local last_text = vim.api.nvim_buf_get_lines(bufnr, last, last + 1, false)[1] or ""
+    context = { diagnostics = M.diagnostics(bufnr, first, last) }
+    local start_pos, end_pos = { opts.line1, 0 }, { opts.line2, math.max(#last_text - 1, 0) }
+    if has_011 then
+      vim.lsp.buf.code_action({ context = context, range = { start = start_pos, ["end"] = end_pos } })
+    else
+      vim.lsp.buf.range_code_action(context, start_pos, end_pos)
+    end
+    return
+  end
+  local line = vim.api.nvim_win_get_cursor(0)[1] - 1
+  context = { diagnostics = M.diagnostics(bufnr, line, line) }
+  if has_011 then
+    vim.lsp.buf.code_action({ context = context })
+  else
+    vim.lsp.buf.code_action(context)
+  end
+end
+
+local function buffer_of(arg, ctx)
+  if type(arg) == "table" and type(arg.uri) == "string" then
+    return vim.uri_to_bufnr(arg.uri)
+  end
+  return ctx and ctx.bufnr or vim.api.nvim_get_current_buf()
+end
+
+--- The commands a Forge code action names, run by this plugin (progress, errors, Continue as :ForgeRun).
+function M.register()
+  local commands = require("forge.commands")
+  vim.lsp.commands["forge.run"] = function(command, ctx)
+    local arg = (command.arguments or {})[1]
+    commands.run_arg(arg, buffer_of(arg, ctx))
+  end
+  vim.lsp.commands["forge.editSelection"] = function(command, ctx)
+    local arg = (command.arguments or {})[1] or {}
+    local bufnr = buffer_of(arg, ctx)
+    vim.ui.input({ prompt = "Forge: edit the selection how? " }, function(input)
+      if input and vim.trim(input) ~= "" then
+        commands.run_arg({ prompt = "Edit the selected code: " .. input, uri = arg.uri, range = arg.range }, bufnr)
+      end
+    end)
+  end
+end
+
+return M
