@@ -117,7 +117,7 @@ async def test_conversations_listed_opened_and_deleted(client: LanguageClient, w
     listed = await command(client, "forge.listConversations", {})
     assert [c["title"] for c in listed] == ["Write the docs", "Fix the parser"]
     top = listed[0]
-    assert set(top) == {"id", "title", "turns", "lastStatus", "tokens", "updated"}
+    assert set(top) == {"id", "title", "turns", "lastStatus", "tokens", "updated", "turnFiles"}
     assert top["id"] == second["conversationId"] and top["turns"] == 1 and top["lastStatus"] == "completed"
     assert top["tokens"] == second["usage"]["promptTokens"] + second["usage"]["completionTokens"] > 0
     opened = await command(client, "forge.openConversation", {"id": first["conversationId"]})
