@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types as t
 
+from forge_lsp.lsp.textedits import minimal_edits
 from forge_lsp.tools.base import ToolFailure, write_atomic
 
 if TYPE_CHECKING:
@@ -41,11 +42,13 @@ class EditorFiles:
         saves = getattr(self.server, "user_saves", None)
         if saves is not None:  # the user saving this buffer next does not make it theirs (trust)
             saves.agent_edit(path.as_uri())
-        lines = doc.lines  # type: ignore[attr-defined]
-        end = t.Position(line=len(lines), character=0)
+        # Only what changed: the editor keeps the cursor, marks, folds and signs of every other line.
+        edits = minimal_edits(doc.source, content, doc.position_codec.encoding)  # type: ignore[attr-defined]
+        if not edits:
+            return
         edit = t.TextDocumentEdit(
             text_document=t.OptionalVersionedTextDocumentIdentifier(uri=path.as_uri(), version=doc.version),
-            edits=[t.TextEdit(range=t.Range(start=t.Position(line=0, character=0), end=end), new_text=content)],
+            edits=list(edits),
         )
         result = await self.server.workspace_apply_edit_async(
             t.ApplyWorkspaceEditParams(edit=t.WorkspaceEdit(document_changes=[edit]), label="Forge")
