@@ -19,9 +19,9 @@ async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         raise ToolFailure(f"{rel}: {exc}", rel) from None
     if previous is None:
         if path.exists():
-            await ctx.files.delete(path)
+            await ctx.files.delete(path, tool=ctx.tool)
         return ToolOutput(f"Undid the creation of {rel}: removed it", rel)
-    await ctx.files.write_text(path, previous)
+    await ctx.files.write_text(path, previous, tool=ctx.tool)
     return ToolOutput(f"Restored {rel} to its content before the last change", rel)
 
 
