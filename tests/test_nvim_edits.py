@@ -39,3 +39,12 @@ def test_agent_edit_keeps_marks_and_cursor_on_untouched_lines(tmp_path: Path, fl
     if nvim is None:
         pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
     run_spec(tmp_path, nvim, "marks")
+
+
+@pytest.mark.nvim
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
+def test_review_before_an_edit_lands(tmp_path: Path, flavour: str, nvim: str | None) -> None:
+    if nvim is None:
+        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
+    run_spec(tmp_path, nvim, "review", config='edit_review = "confirm"\n')

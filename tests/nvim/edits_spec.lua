@@ -101,6 +101,73 @@ local ok, err = pcall(function()
     assert(cursor[1] == 5, "the cursor left its line: " .. vim.inspect(cursor))
     vim.cmd("silent write")
   end
+
+  -- Item 4: edit_review = "confirm". The diff is shown and the user asked; Accept lands, Reject is
+  -- the tool's failure, Accept all takes the rest of the turn (a file not open included, written).
+  if wanted("review") then
+    vim.cmd("edit " .. ws .. "/main.py")
+    local buf = vim.api.nvim_get_current_buf()
+    wait(30000, "no server", function()
+      local c = forge.get_client()
+      return c ~= nil and c.initialized
+    end)
+    local asked, answers = {}, {}
+    vim.api.nvim_list_uis = function()
+      return { {} }
+    end
+    vim.ui.select = function(items, opts, on_choice)
+      local review = vim.fn.bufnr("forge://review")
+      local shown = review ~= -1 and table.concat(vim.api.nvim_buf_get_lines(review, 0, -1, false), "\n") or ""
+      table.insert(asked, { prompt = opts.prompt, items = items, diff = shown })
+      on_choice(table.remove(answers, 1))
+    end
+    -- Accept
+    answers = { "Accept" }
+    script({ patch("main.py", "port = 8080", "port = 9090"), { text = "done" } })
+    local finished = turn("ForgeRun change the port")
+    assert(#asked == 1, vim.inspect(asked))
+    assert(asked[1].prompt == "Forge: patch main.py: apply this edit?", asked[1].prompt)
+    assert(table.concat(asked[1].items, "|") == "Accept|Reject|Accept all for this turn", vim.inspect(asked[1].items))
+    assert(asked[1].diff:find("-port = 8080", 1, true) and asked[1].diff:find("+port = 9090", 1, true), asked[1].diff)
+    assert(lines(buf)[3] == "port = 9090", vim.inspect(lines(buf)))
+    assert(finished.status == "completed", vim.inspect(finished))
+    -- Reject (and a dismissed question is a rejection too)
+    asked, answers = {}, { "Reject" }
+    script({ patch("main.py", "port = 9090", "port = 1"), { text = "ok, not changed" } })
+    local before = #events
+    turn("ForgeRun change it again")
+    assert(#asked == 1 and lines(buf)[3] == "port = 9090", vim.inspect(lines(buf)))
+    local failed
+    for i = before + 1, #events do
+      if events[i].type == "toolCallFinished" then
+        failed = events[i]
+      end
+    end
+    assert(failed and not failed.ok, vim.inspect(failed))
+    assert(failed.output:find("the user rejected the edit to main.py", 1, true), failed.output)
+    -- Accept all for this turn: the second edit (a file not open) is not asked about, and is written.
+    asked, answers = {}, { "Accept all for this turn" }
+    script({
+      { tool_calls = {
+        { name = "patch", arguments = { file_path = "main.py", old_string = "end", new_string = "finish" } },
+        { name = "write", arguments = { file_path = "notes.txt", content = "agent notes\n" } },
+      } },
+      { text = "done" },
+    })
+    turn("ForgeRun two edits")
+    assert(#asked == 1, "asked " .. #asked .. " times: " .. vim.inspect(asked))
+    assert(lines(buf)[5] == "finish", vim.inspect(lines(buf)))
+    wait(5000, "notes.txt not written", function()
+      return vim.fn.filereadable(ws .. "/notes.txt") == 1
+    end)
+    assert(table.concat(vim.fn.readfile(ws .. "/notes.txt"), "|") == "agent notes", "notes.txt")
+    -- The next turn asks again.
+    asked, answers = {}, { "Accept" }
+    script({ patch("main.py", "finish", "end"), { text = "done" } })
+    turn("ForgeRun undo that")
+    assert(#asked == 1 and lines(buf)[5] == "end", vim.inspect(asked))
+    vim.cmd("silent! wall")
+  end
 end)
 
 out(ok and "PASS" or ("FAIL " .. tostring(err)))
