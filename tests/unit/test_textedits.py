@@ -108,3 +108,18 @@ def test_a_large_file_with_one_changed_line_is_one_edit_on_that_line() -> None:
     new = old.replace("line 2500\n", "line 2500 changed\n")
     edits = minimal_edits(old, new)
     assert [(_range(e), e.new_text) for e in edits] == [((2500, 9, 2500, 9), " changed")]
+
+
+@settings(max_examples=300, deadline=None)
+@given(old=TEXT, new=TEXT, encoding=st.sampled_from(ENCODINGS))
+def test_the_review_edit_is_one_block_of_whole_lines_that_gives_new(old: str, new: str, encoding: str) -> None:
+    edits = minimal_edits(old, new, encoding, whole_lines=True)
+    assert apply(old, edits, encoding) == new
+    assert len(edits) <= 1
+    assert all(e.range.start.character == 0 for e in edits)
+
+
+def test_the_review_edit_of_a_word_in_one_line_is_that_line() -> None:
+    old = "a\nport = 9090\nb\n"
+    (edit,) = minimal_edits(old, old.replace("9090", "7070"), whole_lines=True)
+    assert _range(edit) == (1, 0, 2, 0) and edit.new_text == "port = 7070\n"

@@ -46,7 +46,7 @@ def text_change(
     """The edit that turns old into new in uri (version None: a file the editor has not opened), for review."""
     edits = [
         t.AnnotatedTextEdit(range=e.range, new_text=e.new_text, annotation_id=ANNOTATION)
-        for e in minimal_edits(old, new, encoding)
+        for e in minimal_edits(old, new, encoding, whole_lines=True)
     ]
     change = t.TextDocumentEdit(text_document=t.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), edits=edits)  # type: ignore[arg-type]
     return t.WorkspaceEdit(document_changes=[change], change_annotations=_annotation(title, rel))

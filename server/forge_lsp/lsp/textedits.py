@@ -121,9 +121,39 @@ def offset_edits(old: str, new: str) -> list[tuple[int, int, str]]:
     return edits
 
 
-def minimal_edits(old: str, new: str, encoding: str = t.PositionEncodingKind.Utf16) -> list[t.TextEdit]:
-    """The TextEdits, against old, that make new; positions in the given encoding (LSP's default UTF-16)."""
+def one_block(old: str, new: str) -> list[tuple[int, int, str]]:
+    """At most one edit: the whole lines from the first changed one to the last (a review's all or nothing).
+
+    A review that offers each small edit on its own (VS Code's Refactor Preview has a checkbox per
+    edit) would let a part of the agent's change land; one block per file cannot be split, and the
+    lines around it are still untouched.
+    """
     edits = offset_edits(old, new)
+    if not edits:
+        return []
+    start, end = edits[0][0], edits[-1][1]
+    lines = split_lines(old)
+    offset = 0
+    for line in lines:
+        if offset <= start < offset + len(line):
+            start = offset
+        if offset < end <= offset + len(line) and end != offset:
+            end = offset + len(line)
+        offset += len(line)
+    if start == len(old) and lines and _ENDING.search(lines[-1]) is None:
+        start -= len(lines[-1])  # text added to a last line without a line ending: that whole line
+    tail = len(old) - end
+    return [(start, end, new[start : len(new) - tail])]
+
+
+def minimal_edits(
+    old: str, new: str, encoding: str = t.PositionEncodingKind.Utf16, *, whole_lines: bool = False
+) -> list[t.TextEdit]:
+    """The TextEdits, against old, that make new; positions in the given encoding (LSP's default UTF-16).
+
+    whole_lines: one edit over the changed lines instead of the smallest ones (for review).
+    """
+    edits = one_block(old, new) if whole_lines else offset_edits(old, new)
     if not edits:
         return []
     lines = split_lines(old)
