@@ -42,6 +42,8 @@ describe("real VS Code: agent edits and their review (issue 25)", { skip, timeou
           { text: "The user said no." },
           patch("port = 7070", "port = 2"),
           { text: "Nothing ticked." },
+          { tool_calls: [{ name: "write", arguments: { file_path: "notes/todo.txt", content: "check the port\n" } }] },
+          { text: "Wrote the notes." },
         ],
       }),
     );
@@ -154,5 +156,29 @@ describe("real VS Code: agent edits and their review (issue 25)", { skip, timeou
     await vs.shot("nothing-ticked");
     assert.match(await editorText(), /port = 7070/);
     assert.equal(toast.text, "Forge: turn completed (2 requests, 1 tool call, 1 failure)");
+  });
+
+  // VS Code applies a reviewed edit of a file that was not open in an editor tab of its own, unsaved
+  // (as it does an open document's): the user saves it. The server writes nothing itself.
+  it("a new file is reviewed the same way: applied, it is an unsaved tab; File: Save All writes it", async () => {
+    await run("write notes");
+    const preview = vs.page.locator(".refactor-preview, .bulk-edit-panel, [id='workbench.panel.refactorPreview']").first();
+    await preview.waitFor({ state: "visible", timeout: 60_000 });
+    const text = (await preview.innerText()).replace(/\s+/g, " ");
+    assert.match(text, /todo\.txt/, text);
+    await vs.shot("new-file-preview");
+    await vs.page.locator(".monaco-workbench .panel .monaco-list-row .monaco-checkbox").first().click();
+    await vs.page.getByRole("button", { name: "Apply" }).first().click();
+    await vs.waitToast(/^Forge: turn completed \(2 requests, 1 tool call, 0 failures\)$/);
+    const file = path.join(ws, "notes", "todo.txt");
+    await vs.page.locator(".tabs-container .tab.dirty", { hasText: "todo.txt" }).waitFor({ state: "visible" });
+    assert.equal(fs.readFileSync(file, "utf8"), ""); // created empty; its text is in the tab
+    await vs.command("File: Save All");
+    const end = Date.now() + 10_000;
+    while (!(fs.existsSync(file) && fs.readFileSync(file, "utf8") === "check the port\n") && Date.now() < end) {
+      await sleep(200);
+    }
+    await vs.shot("new-file-applied");
+    assert.equal(fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "(missing)", "check the port\n");
   });
 });
