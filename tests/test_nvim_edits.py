@@ -16,6 +16,7 @@ def run_spec(tmp_path: Path, nvim: str, sections: str, config: str = "") -> str:
     env = _workspaces(tmp_path)
     ws = Path(env["FORGE_WORKSPACE"])
     (ws / "main.py").write_text("import os\n\t# tabs\nport = 8080\nhost = 'é😀'\nend\n")
+    (ws / "old.txt").write_text("to be removed\n")
     if config:
         (ws / ".forge.toml").write_text(config)
     p = subprocess.run(

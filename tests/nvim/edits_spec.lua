@@ -150,17 +150,19 @@ local ok, err = pcall(function()
     script({
       { tool_calls = {
         { name = "patch", arguments = { file_path = "main.py", old_string = "end", new_string = "finish" } },
-        { name = "write", arguments = { file_path = "notes.txt", content = "agent notes\n" } },
+        { name = "write", arguments = { file_path = "docs/notes.txt", content = "agent notes\n" } },
+        { name = "remove", arguments = { path = "old.txt" } },
       } },
       { text = "done" },
     })
     turn("ForgeRun two edits")
     assert(#asked == 1, "asked " .. #asked .. " times: " .. vim.inspect(asked))
     assert(lines(buf)[5] == "finish", vim.inspect(lines(buf)))
-    wait(5000, "notes.txt not written", function()
-      return vim.fn.filereadable(ws .. "/notes.txt") == 1
+    wait(5000, "docs/notes.txt not written", function()
+      return vim.fn.filereadable(ws .. "/docs/notes.txt") == 1
     end)
-    assert(table.concat(vim.fn.readfile(ws .. "/notes.txt"), "|") == "agent notes", "notes.txt")
+    assert(table.concat(vim.fn.readfile(ws .. "/docs/notes.txt"), "|") == "agent notes", "docs/notes.txt")
+    assert(vim.fn.filereadable(ws .. "/old.txt") == 0, "old.txt was not removed")
     -- The next turn asks again.
     asked, answers = {}, { "Accept" }
     script({ patch("main.py", "finish", "end"), { text = "done" } })

@@ -162,6 +162,11 @@ function M.apply_edit(_, params, ctx)
   end
   -- A file the user had not open is written once the edit lands, as the server would have written it.
   local to_write = annotation and unloaded(edit) or {}
+  for _, change in ipairs(edit.documentChanges or {}) do
+    if change.kind == "create" then -- Neovim 0.7 creates a file only in a folder that exists
+      vim.fn.mkdir(vim.fn.fnamemodify(vim.uri_to_fname(change.uri), ":h"), "p")
+    end
+  end
   local ok, err = pcall(vim.lsp.util.apply_workspace_edit, edit, encoding)
   if ok then
     for uri in pairs(to_write) do
