@@ -44,6 +44,8 @@ class Answers:
         self.apply = True
         self.reason: str | None = "refused by test"
         """The failureReason of an edit not applied (None: the user said no, as VS Code's Refactor Preview answers)."""
+        self.on_edit: Any = None
+        """Called with each edit before it is answered (a user typing while the edit waits)."""
 
 
 def capabilities(review: bool = True) -> t.ClientCapabilities:
@@ -79,6 +81,8 @@ async def client(lsp_client: LanguageClient, ws: Path, request: pytest.FixtureRe
     @lsp_client.feature(t.WORKSPACE_APPLY_EDIT)
     def apply_edit(params: t.ApplyWorkspaceEditParams) -> t.ApplyWorkspaceEditResult:
         answers.edits.append(params)
+        if answers.on_edit is not None:
+            answers.on_edit(params)
         return t.ApplyWorkspaceEditResult(applied=answers.apply, failure_reason=None if answers.apply else answers.reason)
 
     @lsp_client.feature(t.CLIENT_REGISTER_CAPABILITY)

@@ -151,3 +151,25 @@ async def test_confirm_mode_with_a_client_that_cannot_review_fails_clearly_and_c
     assert 'edit_review is "confirm" but this editor cannot review the edit to closed.py' in failed.output
     assert "nothing was changed" in failed.output
     assert (ws / "closed.py").read_text() == "x = 1\n"
+
+
+async def test_a_document_changed_while_its_edit_waited_is_not_called_a_rejection(client: LanguageClient, ws: Path) -> None:
+    confirm_mode(ws)
+    src = ws / "app.py"
+    open_text(client, src, "a = 1\n")
+    client.answers.apply, client.answers.reason = False, None  # type: ignore[attr-defined]
+
+    def user_types(_params: t.ApplyWorkspaceEditParams) -> None:
+        change = t.TextDocumentContentChangeWholeDocument(text="a = 1\nmine = 2\n")
+        client.text_document_did_change(
+            t.DidChangeTextDocumentParams(
+                text_document=t.VersionedTextDocumentIdentifier(uri=src.as_uri(), version=2), content_changes=[change]
+            )
+        )
+
+    client.answers.on_edit = user_types  # type: ignore[attr-defined]
+    write_script(ws, patch("app.py", "a = 1", "a = 2"), {"text": "done"})
+    result = await command(client, "forge.run", {"prompt": "edit"})
+    assert result["failures"] == 1
+    (failed,) = [e for e in events(client) if e.type == "toolCallFinished"]
+    assert "app.py changed in the editor while its edit waited for review; the edit was not applied" in failed.output

@@ -99,22 +99,33 @@ class EditorFiles:
         elif path.exists():
             self._check_can_review(rel)
             old = await asyncio.to_thread(read_regular, path, rel, MAX_REVIEWED_BYTES)
+            self._check_utf8(old + content, rel)
             edit = review.text_change(uri, None, old, content, title, rel)
         else:
             self._check_can_review(rel, "create")
+            self._check_utf8(content, rel)
             edit = review.create_file(uri, content, title, rel)
-        if has_invalid_bytes(content) or (doc is None and path.exists() and has_invalid_bytes(old)):
-            raise ToolFailure(f"{rel} holds bytes that are not UTF-8: an editor cannot show the edit for review", rel)
         if edit.document_changes and all(isinstance(c, t.TextDocumentEdit) and not c.edits for c in edit.document_changes):
             return  # nothing changes: nothing to review
         self._agent_edit(path)
         await self._apply(edit, path, title)
 
+    @staticmethod
+    def _check_utf8(text: str, rel: str) -> None:
+        if has_invalid_bytes(text):
+            raise ToolFailure(f"{rel} holds bytes that are not UTF-8: an editor cannot show the edit for review", rel)
+
     async def _apply(self, edit: t.WorkspaceEdit, path: Path, title: str, reviewed: bool = True) -> None:
         rel = self._rel(path)
+        before = self._open(path)
+        version = before.version if before is not None else None
         result = await self.server.workspace_apply_edit_async(t.ApplyWorkspaceEditParams(edit=edit, label=title))
         if result.applied:
             return
+        after = self._open(path)
+        if reviewed and not result.failure_reason and version is not None and after is not None and after.version != version:
+            # VS Code's client answers a version mismatch as it answers a rejection: applied false, no reason.
+            raise ToolFailure(f"{rel} changed in the editor while its edit waited for review; the edit was not applied", rel)
         if reviewed and not result.failure_reason:
             raise ToolFailure(f"the user rejected the edit to {rel}", rel)
         reason = result.failure_reason or "no reason given"
