@@ -111,6 +111,18 @@ local ok, err = pcall(function()
       local c = forge.get_client()
       return c ~= nil and c.initialized
     end)
+    -- Headless, with no UI to ask in, the edit is refused with the reason (never applied unseen).
+    script({ patch("main.py", "port = 8080", "port = 9090"), { text = "no UI" } })
+    local before_noui = #events
+    turn("ForgeRun change the port without a UI")
+    local noui
+    for i = before_noui + 1, #events do
+      if events[i].type == "toolCallFinished" then
+        noui = events[i]
+      end
+    end
+    assert(noui and not noui.ok and noui.output:find("Neovim has no UI to review the edit in", 1, true), vim.inspect(noui))
+    assert(lines(buf)[3] == "port = 8080", vim.inspect(lines(buf)))
     local asked, answers = {}, {}
     vim.api.nvim_list_uis = function()
       return { {} }

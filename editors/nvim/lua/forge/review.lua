@@ -149,6 +149,10 @@ function M.apply_edit(_, params, ctx)
   if annotation then
     local title = params.label or annotation.label or "Forge: edit"
     local turn = events.turn_id()
+    if #vim.api.nvim_list_uis() == 0 then -- headless: the default select would wait on input nobody types
+      log.append("  ? " .. title .. " → not asked (no UI)")
+      return { applied = false, failureReason = "Neovim has no UI to review the edit in" }
+    end
     if accepted_turn == nil or accepted_turn ~= turn then
       local choice = ask(edit, title, encoding)
       log.append("  ? " .. title .. " → " .. (choice or "no answer (rejected)"))
