@@ -27,6 +27,7 @@ from forge_lsp.domain.config import (
     default_values,
     limit_baseline,
     looser_than,
+    spec_of,
     trust_reason,
     validate,
 )
@@ -300,6 +301,20 @@ class ConfigLoader:
             problems.append(ConfigProblem("workspace", key, message, self.workspace_path, line, code=UNTRUSTED))
         return kept
 
+    def _tighter(self, layer: dict[str, Any], problems: list[ConfigProblem], baseline: Mapping[str, Any]) -> dict[str, Any]:
+        """The workspace layer less the ranked keys (edit_review) it would loosen: trusted or not, those only tighten."""
+        kept: dict[str, Any] = {}
+        lines = self._lines.get("workspace")
+        for key, value in layer.items():
+            spec = spec_of(key)
+            if spec is not None and spec.ranks and looser_than(key, value, baseline.get(key)):
+                message = f"{value!r} would loosen your {baseline.get(key)!r}; a workspace may only tighten it"
+                line = lines.line(key) if lines else None
+                problems.append(ConfigProblem("workspace", key, message, self.workspace_path, line))
+                continue
+            kept[key] = value
+        return kept
+
     def load(self, trusted: bool = False) -> EffectiveConfig:
         """Merge every layer; bad keys are dropped alone, an unreadable file keeps its last good values.
 
@@ -322,6 +337,8 @@ class ConfigLoader:
                 self._last_good[name] = layer
                 if name == "workspace":
                     self.last_good_trusted = trusted
+            if name == "workspace":
+                layer = self._tighter(layer, problems, values)
             if name == "workspace" and not trusted:
                 layer = self._untrusted(layer, problems, values)
             for key, value in layer.items():

@@ -42,14 +42,25 @@ class Answers:
         self.requests: list[t.ShowMessageRequestParams] = []
         self.edits: list[t.ApplyWorkspaceEditParams] = []
         self.apply = True
+        self.reason: str | None = "refused by test"
+        """The failureReason of an edit not applied (None: the user said no, as VS Code's Refactor Preview answers)."""
+        self.on_edit: Any = None
+        """Called with each edit before it is answered (a user typing while the edit waits)."""
 
 
-def capabilities() -> t.ClientCapabilities:
+def capabilities(review: bool = True) -> t.ClientCapabilities:
+    """What the test client says it can do; review: it shows edits for confirmation (as VS Code does)."""
+    edit = t.WorkspaceEditClientCapabilities(
+        document_changes=True,
+        resource_operations=[t.ResourceOperationKind.Create, t.ResourceOperationKind.Rename, t.ResourceOperationKind.Delete],
+        change_annotation_support=t.ChangeAnnotationsSupportOptions(groups_on_label=True),
+    )
     return t.ClientCapabilities(
         window=t.WindowClientCapabilities(work_done_progress=True),
         workspace=t.WorkspaceClientCapabilities(
             configuration=True,
             apply_edit=True,
+            workspace_edit=edit if review else None,
             did_change_watched_files=t.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True),
         ),
     )
@@ -70,7 +81,9 @@ async def client(lsp_client: LanguageClient, ws: Path, request: pytest.FixtureRe
     @lsp_client.feature(t.WORKSPACE_APPLY_EDIT)
     def apply_edit(params: t.ApplyWorkspaceEditParams) -> t.ApplyWorkspaceEditResult:
         answers.edits.append(params)
-        return t.ApplyWorkspaceEditResult(applied=answers.apply, failure_reason=None if answers.apply else "refused by test")
+        if answers.on_edit is not None:
+            answers.on_edit(params)
+        return t.ApplyWorkspaceEditResult(applied=answers.apply, failure_reason=None if answers.apply else answers.reason)
 
     @lsp_client.feature(t.CLIENT_REGISTER_CAPABILITY)
     def register(params: t.RegistrationParams) -> None:
@@ -85,7 +98,7 @@ async def client(lsp_client: LanguageClient, ws: Path, request: pytest.FixtureRe
     lsp_client.set_configuration({"maxRequestsPerTurn": 50}, section="forge")
     lsp_client.init_result = await lsp_client.initialize_session(  # type: ignore[attr-defined]
         t.InitializeParams(
-            capabilities=capabilities(),
+            capabilities=capabilities(review=request.node.get_closest_marker("no_review") is None),
             root_uri=ws.as_uri(),
             workspace_folders=[t.WorkspaceFolder(uri=ws.as_uri(), name="project")],
             initialization_options=init_options,

@@ -421,3 +421,24 @@ def test_a_file_that_does_not_parse_on_a_fresh_start_promises_no_last_good_versi
     (problem,) = eff.problems
     assert problem.message.endswith("; .forge.toml is ignored as a whole, so nothing in it applies until it is fixed")
     assert "last good" not in problem.message and eff.sources["max_tool_failure_per_turn"] == "default"
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+def test_edit_review_a_workspace_may_tighten_never_loosen(workspace: Path, trusted: bool) -> None:
+    ld = loader(workspace)
+    assert ld.load(trusted=trusted).config.edit_review == "auto"
+    (workspace / ".forge.toml").write_text('edit_review = "confirm"\n')
+    eff = ld.load(trusted=trusted)
+    assert eff.config.edit_review == "confirm" and eff.sources["edit_review"] == "workspace" and not eff.problems
+    ld = loader(workspace, 'edit_review = "confirm"\n')
+    (workspace / ".forge.toml").write_text('\nedit_review = "auto"\n')
+    eff = ld.load(trusted=trusted)
+    assert eff.config.edit_review == "confirm" and eff.sources["edit_review"] == "user"
+    (problem,) = eff.problems
+    assert (problem.key, problem.line) == ("edit_review", 2)
+    assert "'auto' would loosen your 'confirm'; a workspace may only tighten it" in problem.message
+    ld.set_editor({"editReview": "auto"})  # the user's own levels decide among themselves
+    assert ld.load(trusted=trusted).config.edit_review == "auto"
+    (workspace / ".forge.toml").write_text('edit_review = "ask"\n')
+    (problem,) = ld.load(trusted=trusted).problems
+    assert "expected one of 'auto', 'confirm', got 'ask'" in problem.message

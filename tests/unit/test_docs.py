@@ -89,7 +89,7 @@ def _doc_rule(cell: str) -> tuple[str, int, bool]:
     """(trust: "applies" | "trust" | "some values", the direction that loosens, zero is off)."""
     if cell.startswith("**trust**"):
         return "trust", 0, False
-    if cell == "applies":
+    if cell == "applies" or cell.startswith("tighten only, trusted or not: "):
         return "applies", 0, False
     if cell.startswith("applies; ") and cell.endswith(" needs **trust**"):
         return "some values", 0, False
@@ -112,6 +112,7 @@ def test_the_config_key_table_is_the_schemas() -> None:
         trust = "applies" if spec.trust is None else "some values" if spec.trust_if else "trust"
         assert _doc_rule(untrusted) == (trust, spec.looser, spec.zero_is_off), f"{key}: {untrusted}"
         assert ("merged across levels" in meaning) == spec.union, key
+        assert ("tighten only, trusted or not" in untrusted) == bool(spec.ranks), key
 
 
 def test_the_config_examples_are_valid() -> None:

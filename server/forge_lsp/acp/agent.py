@@ -129,14 +129,14 @@ class ClientFiles(DiskFiles):
             return None
         return content
 
-    async def write_text(self, path: Path, content: str) -> None:
+    async def write_text(self, path: Path, content: str, tool: str | None = None) -> None:
         if self.can_write and self.agent.conn is not None:
             await self.agent.conn.write_text_file(session_id=self.session_id, path=str(path), content=content)
             self.written.add(path)
             return
         await super().write_text(path, content)
 
-    async def delete(self, path: Path) -> None:
+    async def delete(self, path: Path, tool: str | None = None) -> None:
         self.written.discard(path)
         await super().delete(path)
 

@@ -35,6 +35,7 @@ async def run_headless(
     the current one. new: start a new conversation (--new) instead.
     """
     from forge_lsp.cli.ask import terminal_ask
+    from forge_lsp.cli.review import TerminalReviewFiles
     from forge_lsp.core.runtime import WorkspaceRuntime
     from forge_lsp.core.wording import TERMINAL
     from forge_lsp.llm.litellm_adapter import warm_up
@@ -42,7 +43,10 @@ async def run_headless(
     check_prompt(prompt)
     warm_up()
     # a confirm rule asks the user at the terminal, when there is one (else the call fails: nobody can be asked)
-    runtime = WorkspaceRuntime(workspace, trusted=True if trusted else None, ask=terminal_ask())
+    ask = terminal_ask()
+    files = TerminalReviewFiles(workspace.resolve(), ask, lambda: runtime.config.max_file_size_bytes)
+    runtime = WorkspaceRuntime(workspace, trusted=True if trusted else None, ask=ask, files=files)
+    files.edit_review = lambda: runtime.config.edit_review  # edit_review = "confirm": each edit asked at the terminal
     runtime.wording = TERMINAL
     runtime.on_notice = lambda message: say(sys.stderr, message)
     try:

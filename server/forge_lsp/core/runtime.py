@@ -93,11 +93,11 @@ class BoundTools:
         return self.registry.names()
 
     async def call(self, call: ToolCall) -> tuple[ToolResult, bool]:
-        self.ctx.call_id = call.id
+        self.ctx.call_id, self.ctx.tool = call.id, call.name
         try:
             return await self.registry.call(call, self.ctx)
         finally:
-            self.ctx.call_id = None
+            self.ctx.call_id, self.ctx.tool = None, None
 
     def pending_todos(self) -> list[dict[str, str]]:
         return list(self.ctx.todos)

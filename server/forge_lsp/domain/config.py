@@ -86,6 +86,20 @@ def _sandbox(v: Any) -> str:
     return s
 
 
+EDIT_REVIEWS = ("auto", "confirm")
+"""edit_review's values, loosest first: "confirm" has the user accept each edit before it lands."""
+
+
+def _choice(choices: tuple[str, ...]) -> Check:
+    def check(v: Any) -> str:
+        s = _str(v)
+        if s not in choices:
+            raise ValueError(f"expected one of {', '.join(map(repr, choices))}, got {s!r}")
+        return s
+
+    return check
+
+
 def _int_list(v: Any) -> tuple[int, ...]:
     if not isinstance(v, list | tuple) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
         raise ValueError(f"expected a list of integers, got {_kind(v)}")
@@ -161,6 +175,8 @@ class KeySpec:
     """The key in effect while this one is unset (a per-tool limit falls back to the general one)."""
     union: bool = False
     """Lists merged across layers: a later layer adds rules, never removes one."""
+    ranks: tuple[str, ...] = ()
+    """The values from loosest to tightest: a workspace, trusted or not, may only move the key to a tighter one."""
 
     def __post_init__(self) -> None:
         if self.looser not in (HIGHER, LOWER, 0):
@@ -221,6 +237,7 @@ KEYS: dict[str, KeySpec] = _table(
     KeySpec("compact.turn_threshold", _int(0), 0, trust=None, looser=HIGHER, zero_is_off=True),
     KeySpec("compact.message_threshold", _int(0), 200, trust=None, looser=HIGHER, zero_is_off=True),
     KeySpec("compact.on_turn_end", _bool, False, trust=None),
+    KeySpec("edit_review", _choice(EDIT_REVIEWS), "auto", trust=None, ranks=EDIT_REVIEWS),
     KeySpec(f"tools.{ANY_TOOL}.max_failures", _int(0), None, trust=None, looser=HIGHER, fallback="max_tool_failure_per_turn"),
     KeySpec("tools.shell.max_failures", _int(0), None, trust=None, looser=HIGHER, fallback="max_tool_failure_per_turn"),
     KeySpec("tools.shell.fail_on_nonzero_exit", _bool, True, trust=SHELL_RULES),
@@ -358,6 +375,8 @@ class ForgeConfig:
     max_stdout_suffix_lines: int = _default("max_stdout_suffix_lines")
     max_stdout_line_chars: int = _default("max_stdout_line_chars")
     max_fetch_chars: int = _default("max_fetch_chars")
+    edit_review: str = _default("edit_review")
+    """"auto": the agent's edits land as it makes them; "confirm": each one waits for the user's yes."""
     trusted: bool = False
     """Whether the workspace is trusted (not a config key: the runtime sets it). Tools read it,
     e.g. the shell's sandbox default for an untrusted workspace."""
@@ -496,6 +515,8 @@ def limit_baseline(key: str, values: Mapping[str, Any]) -> Any:
 def looser_than(key: str, value: Any, baseline: Any) -> bool:
     """Whether an untrusted workspace's value would loosen the user's baseline for this key."""
     spec = spec_of(key)
+    if spec is not None and spec.ranks:
+        return value in spec.ranks and baseline in spec.ranks and spec.ranks.index(value) < spec.ranks.index(baseline)
     if spec is None or not spec.looser or baseline is None or not isinstance(value, int | float) or isinstance(value, bool):
         return False
     if spec.zero_is_off:

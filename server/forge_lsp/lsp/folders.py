@@ -35,14 +35,16 @@ def open_runtime(ls: ForgeLanguageServer, root: Path) -> WorkspaceRuntime:
     from forge_lsp.core.runtime import WorkspaceRuntime
     from forge_lsp.lsp.files import EditorFiles
 
+    files = EditorFiles(ls, root)
     runtime = WorkspaceRuntime(
         root,
-        files=EditorFiles(ls),
+        files=files,
         ask=ls.ask_user,
         editor_settings=ls.editor_settings,
         trusted=ls.client_trusted,
     )
     runtime.on_notice = ls.show_notice
+    files.edit_review = lambda: runtime.config.edit_review
     runtime.wording = ls.wording
     mcp_report.wire(ls, runtime)
     report_config(ls, runtime)

@@ -40,10 +40,10 @@ class FileStore(Protocol):
     async def read_text(self, path: Path) -> str | None:
         """The text of an open editor buffer for this path, or None to read the disk."""
 
-    async def write_text(self, path: Path, content: str) -> None:
-        """Write a whole file's new content."""
+    async def write_text(self, path: Path, content: str, tool: str | None = None) -> None:
+        """Write a whole file's new content (tool: the tool call making the change, for the user to see)."""
 
-    async def delete(self, path: Path) -> None:
+    async def delete(self, path: Path, tool: str | None = None) -> None:
         """Remove a file."""
 
 
@@ -143,10 +143,10 @@ class DiskFiles:
     async def read_text(self, path: Path) -> str | None:
         return None
 
-    async def write_text(self, path: Path, content: str) -> None:
+    async def write_text(self, path: Path, content: str, tool: str | None = None) -> None:
         await asyncio.to_thread(write_atomic, path, content)
 
-    async def delete(self, path: Path) -> None:
+    async def delete(self, path: Path, tool: str | None = None) -> None:
         await asyncio.to_thread(path.unlink)
 
 
@@ -215,6 +215,8 @@ class ToolContext:
     confirm: Confirm = _deny
     call_id: str | None = None
     """The tool call running now (calls run one at a time): what a question to the user is about."""
+    tool: str | None = None
+    """The name of the tool running now: what an edit the user reviews is labelled with."""
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     watch: Callable[[int, bool], None] = field(default=lambda _pid, _running: None)
     """Told about child process groups, so a restarted server can kill what a dead one left."""
@@ -262,9 +264,9 @@ class ToolContext:
         self.changes.before(path, previous)
         try:
             if content is None:
-                await self.files.delete(path)
+                await self.files.delete(path, tool=self.tool)
             else:
-                await self.files.write_text(path, content)
+                await self.files.write_text(path, content, tool=self.tool)
         except BaseException:
             self.changes.after(path, previous)  # not changed (refused, failed): as it was
             raise

@@ -4,6 +4,7 @@ local config = require("forge.config")
 local events = require("forge.events")
 local notify = require("forge.notify").notify
 local prompts = require("forge.prompts")
+local review = require("forge.review")
 local roots = require("forge.roots")
 local trust = require("forge.trust")
 
@@ -32,18 +33,9 @@ local function object(t)
   return t
 end
 
---- workspace/applyEdit as Neovim's own handler does it, without its "Workspace edit Forge" message
---- on every edit the agent makes (the log has the tool call).
-local function apply_edit(_, params, ctx)
-  local client = vim.lsp.get_client_by_id(ctx.client_id)
-  local encoding = client and client.offset_encoding or "utf-16"
-  local ok, err = pcall(vim.lsp.util.apply_workspace_edit, params.edit, encoding)
-  return { applied = ok, failureReason = (not ok) and tostring(err) or nil }
-end
-
 --- The handlers every forge client needs (setup's and lsp/forge.lua's).
 M.handlers = {
-  ["workspace/applyEdit"] = apply_edit,
+  ["workspace/applyEdit"] = review.apply_edit,
   ["forge/event"] = events.on_event,
   ["$/progress"] = events.on_progress,
   ["window/showMessageRequest"] = prompts.on_message_request,
@@ -55,6 +47,8 @@ function M.before_init(params, lsp_config)
   local options = type(params.initializationOptions) == "table" and params.initializationOptions or {}
   -- Config merging (vim.lsp.config, deepcopy) can turn {} back into a plain table, sent as [].
   options.settings = object(options.settings)
+  -- Edits for review (edit_review = "confirm") are shown by this plugin: forge.review.
+  params.capabilities = review.capabilities(params.capabilities or vim.lsp.protocol.make_client_capabilities())
   if lsp_config.root_dir and trust.neovim_trusts(lsp_config.root_dir) then
     options.workspaceTrusted = true
   end

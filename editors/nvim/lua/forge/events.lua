@@ -177,6 +177,11 @@ function M.usage_text(u)
 end
 
 --- Whether the last turn was interrupted and not continued or stopped since (:ForgeContinue).
+--- The id of the running (or last) turn.
+function M.turn_id()
+  return state.turn_id
+end
+
 function M.interrupted()
   return state.interrupted == true
 end
