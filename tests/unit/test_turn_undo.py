@@ -176,10 +176,10 @@ async def test_a_refused_edit_or_a_change_made_and_taken_back_leaves_nothing_to_
     )
 
     class Refusing(DiskFiles):
-        async def write_text(self, path: Path, content: str) -> None:
+        async def write_text(self, path: Path, content: str, tool: str | None = None) -> None:
             if path.name == "refused.py":
                 raise ToolFailure("the user rejected the edit to refused.py")
-            await super().write_text(path, content)
+            await super().write_text(path, content, tool)
 
     runtime.session.files = Refusing()
     try:
