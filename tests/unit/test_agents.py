@@ -235,3 +235,19 @@ def test_an_untrusted_workspaces_agents_are_reported_with_the_other_ignored_keys
         assert runtime.agent("helper").source == "workspace" and runtime.ignored_keys() == []
     finally:
         runtime.close()
+
+
+def test_an_unknown_agent_whose_file_is_broken_or_ignored_says_so(workspace: Path, tmp_path: Path) -> None:
+    user = tmp_path / "user" / "config.toml"
+    write(user_agents_dir(user) / "reviewer.md", "---\nmax_requests_per_turn: 0\n---\nbody\n")
+    write(workspace / AGENTS_DIR / "helper.md", "---\ntitle: Helper\n---\nhelp\n")
+    runtime = WorkspaceRuntime(workspace, user_config=user)
+    try:
+        with pytest.raises(UnknownAgent, match=r"unknown agent 'reviewer' \(.*reviewer.md:2 is not loaded: max_requests"):
+            runtime.agent("reviewer")
+        with pytest.raises(
+            UnknownAgent, match=r"unknown agent 'helper' \(.*helper.md is ignored: this workspace is not trusted\)"
+        ):
+            runtime.agent("helper")
+    finally:
+        runtime.close()
