@@ -251,3 +251,14 @@ def test_an_unknown_agent_whose_file_is_broken_or_ignored_says_so(workspace: Pat
             runtime.agent("helper")
     finally:
         runtime.close()
+
+
+def test_an_agents_folder_linked_out_of_the_workspace_cannot_be_trusted(workspace: Path, tmp_path: Path) -> None:
+    from forge_lsp.trust import refusal
+
+    outside = tmp_path / "elsewhere"
+    write(outside / "yolo.md", "---\ntools: ['*']\n---\nanything\n")
+    (workspace / ".forge").mkdir()
+    (workspace / AGENTS_DIR).symlink_to(outside)
+    reason = refusal(workspace)
+    assert reason is not None and ".forge/agents is a link outside the workspace" in reason
