@@ -262,3 +262,14 @@ def test_an_agents_folder_linked_out_of_the_workspace_cannot_be_trusted(workspac
     (workspace / AGENTS_DIR).symlink_to(outside)
     reason = refusal(workspace)
     assert reason is not None and ".forge/agents is a link outside the workspace" in reason
+
+
+def test_an_agents_reasoning_reaches_litellm_as_its_arguments() -> None:
+    from forge_lsp.llm.litellm_adapter import reasoning_kwargs
+
+    assert reasoning_kwargs(None) == {}
+    assert reasoning_kwargs({"effort": "high"}) == {"reasoning_effort": "high"}
+    assert reasoning_kwargs({"max_tokens": 2048}) == {"thinking": {"type": "enabled", "budget_tokens": 2048}}
+    assert reasoning_kwargs({"enabled": False, "effort": "high"}) == {}
+    found = problems_of("---\nid: x\nreasoning:\n  effort: extreme\n---\n")
+    assert found == [(3, "reasoning: effort must be one of low, medium, high, got 'extreme'; this agent is not loaded")]
