@@ -181,7 +181,9 @@ def did_save(ls: ForgeLanguageServer, params: t.DidSaveTextDocumentParams) -> No
         runtime, rel, path = found
         if runtime.keep_trust_after_save(rel, doc.source):
             ls.user_saves.buffer_changed(runtime, rel, uri, path, doc.source)
-    if found is not None or uri.endswith("/" + WORKSPACE_FILE) or "/.forge/templates/" in uri or "/.forge/agents/" in uri:
+    # An agent's file: the workspace's .forge/agents/ or the user's ~/.config/forge-lsp/agents/.
+    agent_file = "/agents/" in uri and uri.endswith(".md")
+    if found is not None or uri.endswith("/" + WORKSPACE_FILE) or "/.forge/templates/" in uri or agent_file:
         reload_files(ls)
 
 
