@@ -34,7 +34,7 @@ function setAgent(agent: unknown): void {
   showStatus();
 }
 
-/** The conversation's agent as the server has it (after a start, an opened conversation). */
+/** The conversation's agent as the server has it (after another conversation was opened). */
 async function refreshAgent(): Promise<void> {
   const s = (await forgeCommand("forge.status")) as { agent?: string } | undefined;
   setAgent(s?.agent);
@@ -82,6 +82,8 @@ async function startClient(): Promise<void> {
     turnStatus = statusText(turnStatus, event);
     if (event.type === "turnStarted") {
       turnAgent = typeof event.agent === "string" ? event.agent : undefined;
+      // Not known yet (nothing asked since the start): the turn's agent is the best guess of the conversation's.
+      conversationAgent ??= turnAgent;
     } else if (event.type === "turnFinished") {
       turnAgent = undefined;
     }
@@ -93,7 +95,8 @@ async function startClient(): Promise<void> {
     }
   });
   await client.start();
-  void refreshAgent();
+  // The conversation's agent is learnt from the next turn (turnStarted), Select Agent or Status: asking at
+  // start would open the workspace's state (and make .forge/) in every folder VS Code opens.
 }
 
 /** Forge: Select Agent: the agents in a quick pick, the chosen one the conversation's from its next turn. */
