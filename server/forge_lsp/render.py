@@ -56,7 +56,9 @@ def format_event(event: Mapping[str, Any]) -> str | None:
         # The user's own text; what the editor added (selection, unsaved diffs) as one line: the transcript has it.
         context = event.get("context")
         prompt = own_prompt(str(event.get("prompt", "")), context).replace("\n", "\n" + " " * len("  prompt: "))
-        lines = f"▶ turn {event['turnId']} started (model {event.get('model', '?')})\n  prompt: {prompt}"
+        agent = event.get("agent")
+        by = f", agent {agent}" if agent and agent != "forge" else ""
+        lines = f"▶ turn {event['turnId']} started (model {event.get('model', '?')}{by})\n  prompt: {prompt}"
         return lines + (f"\n  context: {format_context(context)}" if isinstance(context, Mapping) and context else "")
     if kind in ("assistantText", "reasoning"):
         return None

@@ -31,6 +31,9 @@ from forge_lsp.userfiles import read_table, write_json
 log = logging.getLogger(__name__)
 
 TEMPLATES_DIR = Path(".forge") / "templates"
+AGENTS_DIR = Path(".forge") / "agents"
+TRUSTED_DIRS = (TEMPLATES_DIR, AGENTS_DIR)
+"""The folders of .forge/ whose every file a trust decision covers (each at most MAX_TEMPLATE_FILES entries)."""
 MAX_TEMPLATE_FILES = 1000
 """More entries than this in .forge/templates and the workspace cannot be trusted (bounded work, every byte hashed)."""
 MAX_STORE_BYTES = 4 * 1024 * 1024
@@ -70,12 +73,13 @@ def _script_path(root: Path) -> Path | None:
     return Path(name) if Path(name).is_absolute() else root / name
 
 
-def _templates(root: Path) -> list[Path] | None:
-    """The entries of .forge/templates, sorted; None when there are more than MAX_TEMPLATE_FILES.
+def _templates(root: Path, folder_name: Path = TEMPLATES_DIR) -> list[Path] | None:
+    """The entries of .forge/templates (or another of TRUSTED_DIRS), sorted; None when there are more than
+    MAX_TEMPLATE_FILES.
 
     Reading stops at the first entry past the limit: a hostile tree of 100k files costs no more.
     """
-    folder = root / TEMPLATES_DIR
+    folder = root / folder_name
     names: list[str] = []
     try:
         if not folder.is_dir():
@@ -96,11 +100,12 @@ MCP_FILE = ".mcp.json"
 
 def trust_files(root: Path) -> list[Path]:
     """The files whose content a trust decision covers, in a stable order: .forge.toml, .mcp.json (when there),
-    templates, script. (A workspace trusted before it had a .mcp.json asks again when one appears.)"""
+    templates, agents, script. (A workspace trusted before it had a .mcp.json or agents asks again when one appears.)"""
     files = [root / WORKSPACE_FILE]
     if os.path.lexists(root / MCP_FILE):
         files.append(root / MCP_FILE)
-    files += _templates(root) or []
+    for folder in TRUSTED_DIRS:
+        files += _templates(root, folder) or []
     script = _script_path(root)
     if script is not None:
         files.append(script)
@@ -122,12 +127,13 @@ def refusal(root: Path) -> str | None:
     than MAX_TEMPLATE_FILES: hashing them all would be unbounded work.
     """
     root = root.resolve()
-    if _templates(root) is None:
-        return (
-            f"{TEMPLATES_DIR.as_posix()} holds more than {MAX_TEMPLATE_FILES} files; a workspace with more "
-            "cannot be trusted (remove the extra files)"
-        )
-    for path in [root / TEMPLATES_DIR, *trust_files(root)]:
+    for folder in TRUSTED_DIRS:
+        if _templates(root, folder) is None:
+            return (
+                f"{folder.as_posix()} holds more than {MAX_TEMPLATE_FILES} files; a workspace with more "
+                "cannot be trusted (remove the extra files)"
+            )
+    for path in [*(root / folder for folder in TRUSTED_DIRS), *trust_files(root)]:
         try:
             target = path.resolve()
         except (OSError, RuntimeError) as exc:  # a link loop

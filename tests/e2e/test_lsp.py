@@ -30,6 +30,8 @@ COMMANDS = [
     "forge.undoTurn",
     "forge.mcpServers",
     "forge.restartMcpServer",
+    "forge.setAgent",
+    "forge.listAgents",
 ]
 
 

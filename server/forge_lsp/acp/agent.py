@@ -24,9 +24,11 @@ from acp import (
     NewSessionResponse,
     PromptResponse,
     RequestError,
+    SetSessionModeResponse,
     update_agent_message_text,
     update_agent_thought_text,
 )
+from acp.helpers import update_current_mode
 from acp.interfaces import Client
 from acp.schema import (
     AgentCapabilities,
@@ -40,6 +42,8 @@ from acp.schema import (
     SessionCloseCapabilities,
     SessionInfo,
     SessionListCapabilities,
+    SessionMode,
+    SessionModeState,
     ToolCallStart,
     ToolCallUpdate,
 )
@@ -60,7 +64,7 @@ from forge_lsp.acp.conversions import (
 )
 from forge_lsp.acp.mcp import SessionServers
 from forge_lsp.acp.transport import serve_stdio
-from forge_lsp.core.errors import BadPrompt, EmptyPrompt, NoModel, TurnInProgress, check_prompt
+from forge_lsp.core.errors import BadPrompt, EmptyPrompt, NoModel, TurnInProgress, UnknownAgent, check_prompt
 from forge_lsp.core.session import Session
 from forge_lsp.core.workspaces import Workspaces
 from forge_lsp.domain.events import (
@@ -252,7 +256,7 @@ class ForgeAgent:
         runtime = self.runtime_for(cwd)
         session = self.adopt(await asyncio.to_thread(runtime.new_session), runtime)
         await self.give_servers(session, mcp_servers)
-        return NewSessionResponse(session_id=session.id)
+        return NewSessionResponse(session_id=session.id, modes=await asyncio.to_thread(modes_of, session))
 
     async def give_servers(self, session: AcpSession, mcp_servers: Any) -> None:
         """The session's MCP servers (session/new, session/load): they start when its first prompt needs their
@@ -279,7 +283,18 @@ class ForgeAgent:
         session = self.adopt(core, runtime)
         await self.give_servers(session, mcp_servers)
         await self.replay(session, await asyncio.to_thread(runtime.history, core))
-        return LoadSessionResponse()
+        return LoadSessionResponse(modes=await asyncio.to_thread(modes_of, session))
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
+        """session/set_mode: the session's agent from its next prompt (kept with its conversation)."""
+        session = self.session(session_id)
+        try:
+            agent = await asyncio.to_thread(session.runtime.set_agent, mode_id, session.core)
+        except UnknownAgent as exc:
+            raise invalid_params(str(exc)) from None
+        if self.conn is not None:
+            await self.conn.session_update(session_id=session_id, update=update_current_mode(agent.id))
+        return SetSessionModeResponse()
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any) -> ListSessionsResponse:
         """The stored conversations that have a turn to resume (session/load), the latest first: those of cwd's
@@ -495,6 +510,15 @@ class ForgeAgent:
 
     def close(self) -> None:
         self.workspaces.close_all()
+
+
+def modes_of(session: AcpSession) -> SessionModeState:
+    """The session's modes: the agents (built-in, the user's, a trusted workspace's), its own the current one."""
+    runtime = session.runtime
+    available = [
+        SessionMode(id=a.id, name=a.title or a.id, description=a.description or None) for a in runtime.agents.agents.all()
+    ]
+    return SessionModeState(current_mode_id=runtime.agent_of(session.core).id, available_modes=available)
 
 
 def invalid_params(message: str) -> RequestError:

@@ -37,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("prompt", help='what the agent should do; "-" reads it from stdin')
     run.add_argument("--workspace", "-w", help=WORKSPACE_HELP)
     run.add_argument("--model", "-m", help="model, e.g. openai/gpt-4o or scripted/demo")
+    run.add_argument("--agent", "-a", metavar="ID", help="run the turn with this agent: forge (default), muse, sage or your own")
     run.add_argument(
         "--trust", action="store_true", help="trust the workspace's .forge.toml and .forge/ for this run (not recorded)"
     )

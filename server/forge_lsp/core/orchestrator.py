@@ -140,6 +140,8 @@ class TurnRequest:
     system_context: Mapping[str, Any] = field(default_factory=dict)
     context: Mapping[str, Any] = field(default_factory=dict)
     """What the prompt carries from the editor: {file?, range?, unsaved?} (lsp/selection.py)."""
+    agent: str = ""
+    """The agent running the turn (its id), for the events."""
 
 
 @dataclass
@@ -194,7 +196,7 @@ class Orchestrator:
     async def run(self, request: TurnRequest, emit: Emit) -> TurnSummary:
         """Run a turn to its end: completed, interrupted, cancelled or failed. Never raises."""
         turn_id = request.turn_id
-        emit(TurnStarted(turn_id, request.conversation_id, request.prompt, request.model, dict(request.context)))
+        emit(TurnStarted(turn_id, request.conversation_id, request.prompt, request.model, dict(request.context), request.agent))
         turn: _Turn | None = None
         status, reason, error = TurnStatus.FAILED, None, None
         try:

@@ -181,12 +181,16 @@ class TurnStarted(Event):
     model: str = ""
     context: dict[str, Any] = field(default_factory=dict, hash=False)
     """What the prompt carries from the editor: {file?, range?, unsaved?} (none: {})."""
+    agent: str = ""
+    """The agent running the turn (its id; "" when unknown)."""
     type: ClassVar[str] = "turnStarted"
 
     def payload(self) -> dict[str, Any]:
         out: dict[str, Any] = {"conversationId": self.conversation_id, "prompt": self.prompt, "model": self.model}
         if self.context:
             out["context"] = self.context
+        if self.agent:
+            out["agent"] = self.agent
         return out
 
 

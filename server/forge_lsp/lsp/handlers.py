@@ -15,7 +15,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from forge_lsp import __version__
 from forge_lsp.core import wording
-from forge_lsp.core.errors import BadPrompt, EmptyPrompt, NoModel, TurnInProgress, check_prompt
+from forge_lsp.core.errors import BadPrompt, EmptyPrompt, NoModel, TurnInProgress, UnknownAgent, check_prompt
 from forge_lsp.domain.config import WORKSPACE_FILE
 from forge_lsp.domain.events import Compacted
 from forge_lsp.lsp import code_actions, mcp_report, turns
@@ -194,7 +194,9 @@ def did_save(ls: ForgeLanguageServer, params: t.DidSaveTextDocumentParams) -> No
         runtime, rel, path = found
         if runtime.keep_trust_after_save(rel, doc.source):
             ls.user_saves.buffer_changed(runtime, rel, uri, path, doc.source)
-    if found is not None or uri.endswith(("/" + WORKSPACE_FILE, "/.mcp.json")) or "/.forge/templates/" in uri:
+    # An agent's file: the workspace's .forge/agents/ or the user's ~/.config/forge-lsp/agents/.
+    agent_file = "/agents/" in uri and uri.endswith(".md")
+    if found is not None or uri.endswith(("/" + WORKSPACE_FILE, "/.mcp.json")) or "/.forge/templates/" in uri or agent_file:
         reload_files(ls)
 
 
@@ -218,7 +220,7 @@ async def code_action_resolve(ls: ForgeLanguageServer, action: t.CodeAction) -> 
 
 
 async def forge_run(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
-    """{prompt, model?, uri?, range?}: run a turn; its summary when it ends."""
+    """{prompt, model?, agent?, uri?, range?}: run a turn (with that agent, else the conversation's); its summary when it ends."""
     await ls.wait_configured()
     arg = object_argument(args, "forge.run")
     try:
@@ -234,13 +236,19 @@ async def forge_run(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
     if uri is not None and not isinstance(uri, str):
         raise JsonRpcInvalidParams("forge.run: uri must be a string")
     runtime = runtime_for(ls, uri)
+    agent = arg.get("agent")
+    if agent is not None:
+        try:
+            runtime.agent(agent)
+        except UnknownAgent as exc:
+            raise JsonRpcInvalidParams(f"forge.run: {exc}") from None
     if runtime.running:
         raise TurnRefused(
             f"a Forge turn is already running in {runtime.root} ({runtime.turn_id}); cancel it with forge.cancel first"
         )
     context = await editor_context(ls, runtime, uri, arg.get("range"))
     try:
-        summary = await turns.run_turn(ls, runtime, with_context(prompt, context), model, request_id.get(), context)
+        summary = await turns.run_turn(ls, runtime, with_context(prompt, context), model, request_id.get(), context, agent=agent)
     except (TurnInProgress, NoModel) as exc:
         raise TurnRefused(str(exc)) from None
     except BadPrompt as exc:  # the prompt with the selection added

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lsprotocol import types as t
 
-from forge_lsp.lsp import code_actions, handlers
+from forge_lsp.lsp import agent_commands, code_actions, handlers
 from forge_lsp.lsp.folders import open_runtime
 from forge_lsp.lsp.language_server import ForgeLanguageServer
 
@@ -22,6 +22,8 @@ COMMANDS = (
     "forge.undoTurn",
     "forge.mcpServers",
     "forge.restartMcpServer",
+    "forge.setAgent",
+    "forge.listAgents",
 )
 
 
@@ -58,4 +60,6 @@ def create_server() -> ForgeLanguageServer:
     server.command("forge.mcpServers")(handlers.forge_mcp_servers)
     server.command("forge.restartMcpServer")(handlers.forge_restart_mcp_server)
     server.feature(t.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)(handlers.did_change_workspace_folders)
+    server.command("forge.setAgent")(agent_commands.forge_set_agent)
+    server.command("forge.listAgents")(agent_commands.forge_list_agents)
     return server

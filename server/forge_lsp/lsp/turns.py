@@ -67,6 +67,8 @@ async def run_turn(
     model: str | None,
     msg_id: str | int | None,
     context: EditorContext | None = None,
+    *,
+    agent: str | None = None,
 ) -> TurnSummary:
     """Run a turn, reporting it as progress, diagnostics and notifications; context: what the prompt carries
     from the editor (in the transcript and turnStarted)."""
@@ -84,7 +86,7 @@ async def run_turn(
 
     template_errors = len(runtime.templates.errors)
     try:
-        summary = await runtime.run(prompt, emit, model, context=context.summary() if context else None)
+        summary = await runtime.run(prompt, emit, model, context=context.summary() if context else None, agent=agent)
     except BaseException:
         # Refused before it started (no model, a turn running): the progress begun must end, or
         # the editor keeps showing the refused prompt as the running turn's.

@@ -137,11 +137,13 @@ function M.status(on_result)
     if not result.running and events.interrupted() then
       state = "interrupted (:ForgeContinue)"
     end
+    events.set_agent(result.agent)
     notify(string.format(
-      "Forge: %s · model %s · limit %s",
+      "Forge: %s · model %s · limit %s%s",
       state,
       tostring(result.model),
-      tostring(result.limit)
+      tostring(result.limit),
+      (result.agent and result.agent ~= "forge") and (" · agent " .. tostring(result.agent)) or ""
     ))
     answer(on_result, result)
   end)
@@ -149,6 +151,7 @@ end
 
 function M.new_conversation(on_result)
   command("forge.newConversation", nil, function(result)
+    events.set_agent("forge") -- a new conversation starts with forge
     notify("Forge: new conversation " .. short_id(result.conversationId))
     answer(on_result, result)
   end)
@@ -174,6 +177,9 @@ function M.conversations(on_open)
       end
       command("forge.openConversation", { id = choice.id }, function(result)
         events.forget_usage()
+        command("forge.status", nil, function(status)
+          events.set_agent(status.agent) -- the conversation's own agent
+        end)
         notify("Forge: conversation " .. (result.title ~= "" and result.title or result.conversationId) .. " is open")
         answer(on_open, result)
       end)
@@ -270,6 +276,7 @@ function M.create()
   create("ForgeLog", no_args(log.open), { desc = "Open the Forge event log" })
   create("ForgeTrust", no_args(M.trust), { desc = "Trust this workspace's .forge.toml and .forge/ (forge.trust)" })
   create("ForgeMcp", mcp.command, { nargs = "*", complete = mcp.complete, desc = "List Forge's MCP servers (restart NAME restarts one)" })
+  require("forge.agents").create()
   M.create_plugs()
   require("forge.actions").register()
 end
@@ -294,6 +301,7 @@ function M.create_plugs()
   plug("n", "undo-turn", "<Cmd>ForgeUndoTurn<CR>", "Forge: undo the last turn's file changes")
   plug("n", "trust", "<Cmd>ForgeTrust<CR>", "Forge: trust this workspace")
   plug("n", "mcp", "<Cmd>ForgeMcp<CR>", "Forge: MCP servers")
+  plug("n", "agent", "<Cmd>ForgeAgent<CR>", "Forge: choose the agent")
 end
 
 return M
