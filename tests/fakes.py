@@ -85,7 +85,7 @@ class Harness:
         return Orchestrator(
             self.config,
             self.model,
-            BoundTools(ToolRegistry(), ctx, self.agent),
+            BoundTools(ToolRegistry(), ctx, agent=self.agent),
             TemplateEngine(self.root),
             self.store,
             sleep=sleep,

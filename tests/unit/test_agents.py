@@ -193,12 +193,12 @@ def test_an_agents_prompt_is_a_template_with_the_system_info_partial(workspace: 
         from forge_lsp.tools.workspace import Workspace
 
         agent = runtime.agent("reviewer")
-        bound = BoundTools(runtime.registry, ToolContext(Workspace(workspace), runtime.config), agent)
+        bound = BoundTools(runtime.registry, ToolContext(Workspace(workspace), runtime.config), agent=agent)
         prompt = runtime._system_prompt(bound, "", agent)
         assert prompt.startswith("You review.\n<system_information>")
         assert f"<current_working_directory>{workspace.resolve()}</current_working_directory>" in prompt
         assert prompt.endswith("\nTools: read ")
-        sage = runtime._system_prompt(BoundTools(runtime.registry, bound.ctx, SAGE), "", SAGE)
+        sage = runtime._system_prompt(BoundTools(runtime.registry, bound.ctx, agent=SAGE), "", SAGE)
         assert "You are Sage" in sage and "Available tools: read, fs_search, fetch, followup." in sage
     finally:
         runtime.close()

@@ -71,7 +71,7 @@ class BoundTools:
     A tool the agent lacks is not offered to the model; a call to it anyway fails (the tracker counts it)."""
 
     def __init__(
-        self, registry: ToolRegistry, ctx: ToolContext, mcp: list[McpManager] | None = None, agent: Agent | None = None
+        self, registry: ToolRegistry, ctx: ToolContext, mcp: list[McpManager] | None = None, *, agent: Agent | None = None
     ) -> None:
         self.registry = registry
         self._builtin = registry
@@ -702,7 +702,7 @@ class WorkspaceRuntime:
         turn_files = TurnFiles(self.store)
         turn_files.prune()
         ctx.changes = TurnChanges(turn_files, self.workspace, turn_id)
-        tools = BoundTools(self.registry, ctx, [self.mcp, *([session.mcp] if session.mcp is not None else [])], agent)
+        tools = BoundTools(self.registry, ctx, [self.mcp, *([session.mcp] if session.mcp is not None else [])], agent=agent)
         await tools.prepare()
         llm = LiteLLMModel(config, self.root, model)
         llm.reasoning = agent.reasoning
