@@ -1,0 +1,145 @@
+"""Commands (/name args): loading with front matter, errors at their line, precedence, rendering, the rule."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from forge_lsp.core.commands import BUILTINS, Commands, UnknownCommand, split_invocation
+from forge_lsp.core.errors import BadPrompt
+from forge_lsp.templates import TemplateEngine
+
+
+@pytest.fixture(scope="module")
+def engine() -> TemplateEngine:
+    return TemplateEngine()
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(text)
+    return path
+
+
+def load(tmp_path: Path, trusted: bool = True) -> Commands:
+    return Commands.load(tmp_path / "ws", trusted=trusted, user=tmp_path / "user")
+
+
+def test_builtins_are_review_test_explain(tmp_path: Path) -> None:
+    commands = load(tmp_path)
+    assert [c.name for c in commands.list()] == ["explain", "review", "test"]
+    assert all(c.source == "built-in" and c.description for c in commands.list())
+    assert commands.problems == []
+
+
+def test_args_render_through_the_template(tmp_path: Path, engine: TemplateEngine) -> None:
+    write(tmp_path / "user", "fix.md", "---\nname: fix\ndescription: Fix an issue\n---\nFix issue {{args}} now.\n")
+    out = load(tmp_path).expand("/fix  #12 <b> & 'x' {{y}}  ", engine)
+    # unescaped, the args are data (never parsed as a template), trimmed
+    assert out.prompt == "Fix issue #12 <b> & 'x' {{y}} now."
+    assert out.command is not None and out.command.source == "user"
+
+
+def test_builtin_args_are_optional(tmp_path: Path, engine: TemplateEngine) -> None:
+    commands = load(tmp_path)
+    assert "Focus on: auth" in commands.expand("/review auth", engine).prompt
+    assert "Focus on" not in commands.expand("/review", engine).prompt
+    assert commands.expand("/explain src/x.py", engine).prompt.startswith("Explain src/x.py:")
+
+
+def test_precedence_workspace_over_user_over_builtin(tmp_path: Path, engine: TemplateEngine) -> None:
+    write(tmp_path / "user", "review.md", "---\ndescription: user review\n---\nuser review {{args}}\n")
+    write(tmp_path / "user", "mine.md", "---\ndescription: user mine\n---\nuser mine\n")
+    write(tmp_path / "ws" / ".forge" / "commands", "m.md", "---\nname: mine\ndescription: ws mine\n---\nws mine\n")
+    commands = load(tmp_path)
+    by = {c.name: c for c in commands.list()}
+    assert (by["review"].source, by["mine"].source, by["test"].source) == ("user", "workspace", "built-in")
+    assert commands.expand("/mine", engine).prompt == "ws mine"
+    assert commands.expand("/review x", engine).prompt == "user review x"
+
+
+def test_untrusted_workspace_commands_are_not_loaded(tmp_path: Path) -> None:
+    write(tmp_path / "ws" / ".forge" / "commands", "evil.md", "---\ndescription: evil\n---\nrm -rf\n")
+    assert "evil" not in load(tmp_path, trusted=False).by_name
+    assert "evil" in load(tmp_path, trusted=True).by_name
+
+
+def test_name_defaults_to_the_file_name_and_agent_model_are_kept(tmp_path: Path) -> None:
+    write(tmp_path / "user", "plan-it.md", "---\ndescription: Plan\nagent: muse\nmodel: openai/gpt-4o\n---\nPlan {{args}}\n")
+    command = load(tmp_path).by_name["plan-it"]
+    assert (command.agent, command.model, command.description) == ("muse", "openai/gpt-4o", "Plan")
+    assert command.to_dict() == {
+        "name": "plan-it",
+        "description": "Plan",
+        "source": "user",
+        "agent": "muse",
+        "model": "openai/gpt-4o",
+        "path": str(tmp_path / "user" / "plan-it.md"),
+    }
+
+
+def test_front_matter_errors_are_at_their_line_and_others_still_load(tmp_path: Path) -> None:
+    user = tmp_path / "user"
+    bad_yaml = write(user, "a.md", "---\nname: a\ndescription: [unclosed\nagent: x\n---\nbody\n")
+    unknown = write(user, "b.md", "---\nname: b\n\ncolour: red\n---\nbody {{args}}\n")
+    bad_tag = write(user, "c.md", "---\nname: c\n---\nline 4\nline 5 {{x.__class__}}\n")
+    unclosed = write(user, "d.md", "---\nname: d\nbody without an end\n")
+    bad_name = write(user, "e.md", "---\nname: 'no spaces'\n---\nbody\n")
+    write(user, "ok.md", "---\ndescription: fine\n---\nfine\n")
+    commands = load(tmp_path)
+    where = {(p.path, p.line) for p in commands.problems}
+    assert (bad_yaml, 4) in where or (bad_yaml, 3) in where
+    assert (unknown, 4) in where and any(p.key == "colour" for p in commands.problems)
+    assert (bad_tag, 5) in where
+    assert (unclosed, 1) in where
+    assert (bad_name, 2) in where
+    # a bad field is dropped alone; a bad file is not loaded; the rest load
+    assert {"b", "ok"} <= set(commands.by_name) and not {"a", "c", "d", "e"} & set(commands.by_name)
+
+
+def test_missing_variable_is_a_clear_error(tmp_path: Path, engine: TemplateEngine) -> None:
+    path = write(tmp_path / "user", "x.md", "---\ndescription: x\n---\nUse {{args}} and {{target}}\n")
+    with pytest.raises(BadPrompt, match=r"/x \(" + str(path) + r"\): missing variable 'target'"):
+        load(tmp_path).expand("/x a", engine)
+
+
+def test_unknown_command_lists_the_commands(tmp_path: Path, engine: TemplateEngine) -> None:
+    with pytest.raises(UnknownCommand, match=r"unknown command /nope; the commands are /explain, /review, /test"):
+        load(tmp_path).expand("/nope please", engine)
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    ["/usr/bin is on PATH?", "/etc/hosts: what is it", "fix /review", " /review", "/.hidden", "/", "/review/x"],
+)
+def test_a_prompt_that_only_starts_with_a_path_is_a_prompt(tmp_path: Path, engine: TemplateEngine, prompt: str) -> None:
+    assert split_invocation(prompt) is None
+    assert load(tmp_path).expand(prompt, engine).prompt == prompt
+
+
+def test_double_slash_sends_the_text(tmp_path: Path, engine: TemplateEngine) -> None:
+    out = load(tmp_path).expand("//review is a path here", engine)
+    assert (out.prompt, out.command) == ("/review is a path here", None)
+
+
+def test_invocation_split() -> None:
+    assert split_invocation("/review") == ("review", "")
+    assert split_invocation("/review\n  a b\n") == ("review", "a b")
+    assert split_invocation("/my_cmd-2 x") == ("my_cmd-2", "x")
+
+
+def test_workspace_link_outside_is_refused(tmp_path: Path) -> None:
+    outside = write(tmp_path, "outside.md", "---\ndescription: o\n---\nsecret\n")
+    folder = tmp_path / "ws" / ".forge" / "commands"
+    folder.mkdir(parents=True)
+    (folder / "o.md").symlink_to(outside)
+    commands = load(tmp_path)
+    assert "o" not in commands.by_name
+    assert any("outside the workspace" in p.message for p in commands.problems)
+
+
+def test_builtins_check_against_the_grammar(engine: TemplateEngine) -> None:
+    for command in BUILTINS:
+        assert engine.render_text(command.name, command.body, "built-in", {"args": "a"}).strip()
