@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from forge_lsp.config import UNTRUSTED, ConfigLoader, ConfigProblem, EffectiveConfig
+from forge_lsp.core.commands import Commands, Expansion
 from forge_lsp.core.errors import NoModel, TurnInProgress, check_prompt
 from forge_lsp.core.orchestrator import Emit, Orchestrator, TurnRequest
 from forge_lsp.core.session import Ask, Session, deny_all
@@ -27,13 +28,25 @@ from forge_lsp.domain.config import WORKSPACE_FILE, ForgeConfig
 from forge_lsp.domain.events import Event, TurnSummary
 from forge_lsp.domain.messages import ChatMessage, ToolCall, ToolResult, Usage
 from forge_lsp.domain.template_names import SYSTEM_PROMPT, TURN_TEMPLATES
+from forge_lsp.frontmatter import definitions
 from forge_lsp.llm.litellm_adapter import LiteLLMModel
 from forge_lsp.state.store import StateStore
 from forge_lsp.templates import TemplateEngine
 from forge_lsp.tools.base import DiskFiles, FileStore, Snapshots, ToolContext, ToolFailure, read_regular
 from forge_lsp.tools.registry import ToolRegistry
 from forge_lsp.tools.workspace import Workspace
-from forge_lsp.trust import TEMPLATES_DIR, Survey, TrustStore, cannot_trust, refusal, save_keeps_trust, text_digest, unchanged_but
+from forge_lsp.trust import (
+    COMMANDS_DIR,
+    FOLDERS,
+    TEMPLATES_DIR,
+    Survey,
+    TrustStore,
+    cannot_trust,
+    refusal,
+    save_keeps_trust,
+    text_digest,
+    unchanged_but,
+)
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +112,8 @@ class WorkspaceRuntime:
         """The trust-relevant files as the last trust check found them."""
         self.effective: EffectiveConfig = self.loader.load(trusted=self._is_trusted())
         self.templates = TemplateEngine(self.root, overrides=self.trusted)
+        self.commands = Commands.load(self.root, trusted=self.trusted)
+        """The /commands in force: built-in, the user's, and a trusted workspace's .forge/commands."""
         self.registry = ToolRegistry()
         self._store: StateStore | None = None
         self.snapshots = Snapshots()
@@ -156,12 +171,16 @@ class WorkspaceRuntime:
         return state
 
     def is_trust_file(self, path: Path) -> str | None:
-        """path relative to the root when trust covers it: .forge.toml, a template, a trusted file (the script)."""
+        """path relative to the root when trust covers it: .forge.toml, a template, a command, a trusted file (the script)."""
         try:
             rel = (path.parent.resolve() / path.name).relative_to(self.root).as_posix()
         except (OSError, RuntimeError, ValueError):
             return None
-        if rel == WORKSPACE_FILE or rel.startswith(TEMPLATES_DIR.as_posix() + "/") or rel in (self._trusted_files or {}):
+        if (
+            rel == WORKSPACE_FILE
+            or rel.startswith(tuple(f"{folder.as_posix()}/" for folder in FOLDERS))
+            or rel in (self._trusted_files or {})
+        ):
             return rel
         return None
 
@@ -216,11 +235,14 @@ class WorkspaceRuntime:
         for name in names:
             message = "ignored because this workspace is not trusted: template overrides shape what the model is told"
             problems.append(ConfigProblem("workspace", "", f"{TEMPLATES_DIR / name}: {message}", folder / name, 1, UNTRUSTED))
+        for path in definitions(self.root / COMMANDS_DIR):
+            message = "ignored because this workspace is not trusted: a command is a prompt the model is sent"
+            problems.append(ConfigProblem("workspace", "", f"{COMMANDS_DIR / path.name}: {message}", path, 1, UNTRUSTED))
         return problems
 
     def config_problems(self) -> list[ConfigProblem]:
         """Each bad key or value and each file that does not parse (not what trust ignores)."""
-        return [p for p in self.effective.problems if p.code != UNTRUSTED]
+        return [p for p in self.effective.problems if p.code != UNTRUSTED] + self.commands.problems
 
     def reported_problems(self) -> list[ConfigProblem]:
         """What every frontend reports of the config in force: config_problems(), then everything
@@ -262,7 +284,14 @@ class WorkspaceRuntime:
     def reload_templates(self) -> list[str]:
         """Load .forge/templates/ again; returns the override errors."""
         self.templates = TemplateEngine(self.root, overrides=self.trusted)
+        self.commands = Commands.load(self.root, trusted=self.trusted)
         return self.templates.errors
+
+    def expand_command(self, prompt: str) -> Expansion:
+        """What a prompt runs: a /command's prompt (with its agent and model), or the prompt itself.
+
+        UnknownCommand (a BadPrompt) for a /name no command has; BadPrompt when its template fails."""
+        return self.commands.expand(prompt, self.templates)
 
     @property
     def running(self) -> bool:
