@@ -27,6 +27,7 @@ COMMANDS = [
     "forge.listConversations",
     "forge.openConversation",
     "forge.deleteConversation",
+    "forge.listCommands",
 ]
 
 

@@ -181,7 +181,7 @@ def did_save(ls: ForgeLanguageServer, params: t.DidSaveTextDocumentParams) -> No
         runtime, rel, path = found
         if runtime.keep_trust_after_save(rel, doc.source):
             ls.user_saves.buffer_changed(runtime, rel, uri, path, doc.source)
-    if found is not None or uri.endswith("/" + WORKSPACE_FILE) or "/.forge/templates/" in uri:
+    if found is not None or uri.endswith("/" + WORKSPACE_FILE) or "/.forge/templates/" in uri or "/.forge/commands/" in uri:
         reload_files(ls)
 
 
@@ -191,7 +191,7 @@ def progress_cancel(ls: ForgeLanguageServer, params: t.WorkDoneProgressCancelPar
 
 
 async def forge_run(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
-    """{prompt, model?, uri?, range?}: run a turn; its summary when it ends."""
+    """{prompt, model?, uri?, range?}: run a turn (a prompt "/name args" runs a command); its summary when it ends."""
     await ls.wait_configured()
     arg = object_argument(args, "forge.run")
     try:
@@ -211,9 +211,13 @@ async def forge_run(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
         raise TurnRefused(
             f"a Forge turn is already running in {runtime.root} ({runtime.turn_id}); cancel it with forge.cancel first"
         )
-    prompt = await with_selection(ls, runtime, prompt, uri, arg.get("range"))
     try:
-        summary = await turns.run_turn(ls, runtime, prompt, model, request_id.get())
+        expansion = runtime.expand_command(prompt)  # "/name args": a command's prompt
+    except BadPrompt as exc:
+        raise JsonRpcInvalidParams(str(exc)) from None
+    prompt = await with_selection(ls, runtime, expansion.prompt, uri, arg.get("range"))
+    try:
+        summary = await turns.run_turn(ls, runtime, prompt, model or expansion.model, request_id.get())
     except (TurnInProgress, NoModel) as exc:
         raise TurnRefused(str(exc)) from None
     except BadPrompt as exc:  # the prompt with the selection added

@@ -60,7 +60,8 @@ test("a turn through the real server with the extension's settings", { timeout: 
       initializationOptions: initializationOptions(settings, true),
     })) as { capabilities: { executeCommandProvider: { commands: string[] } } };
     assert.deepEqual(init.capabilities.executeCommandProvider.commands.sort(), [
-      "forge.cancel", "forge.compact", "forge.deleteConversation", "forge.listConversations", "forge.newConversation",
+      "forge.cancel", "forge.compact", "forge.deleteConversation", "forge.listCommands", "forge.listConversations",
+      "forge.newConversation",
       "forge.openConversation", "forge.run", "forge.showConfig", "forge.status", "forge.trust",
     ]);
     // vscode-languageclient registers each of these as a VS Code command; one the extension registers
