@@ -11,6 +11,7 @@ from typing import Any
 
 from forge_lsp.core.orchestrator import Orchestrator, TurnRequest
 from forge_lsp.core.runtime import BoundTools
+from forge_lsp.domain.agents import Agent
 from forge_lsp.domain.config import ForgeConfig
 from forge_lsp.domain.events import Event
 from forge_lsp.domain.messages import AssistantReply, ToolCall
@@ -40,6 +41,8 @@ class FakeModel:
 
     replies: list[AssistantReply | ModelError | float]
     requests: list[list[dict[str, Any]]] = field(default_factory=list)
+    offered: list[list[str]] = field(default_factory=list)
+    """The names of the tools each request offered."""
 
     async def complete(
         self,
@@ -49,6 +52,7 @@ class FakeModel:
         on_reasoning: Callable[[str], None] | None = None,
     ) -> AssistantReply:
         self.requests.append(json.loads(json.dumps(messages)))
+        self.offered.append([t["function"]["name"] for t in tools])
         item = self.replies.pop(0) if self.replies else answer("done")
         while isinstance(item, float):  # a pause, for cancel tests
             await asyncio.sleep(item)
@@ -69,6 +73,7 @@ class Harness:
     config: ForgeConfig = field(default_factory=ForgeConfig)
     events: list[Event] = field(default_factory=list)
     sleeps: list[float] = field(default_factory=list)
+    agent: Agent | None = None
 
     def orchestrator(self) -> Orchestrator:
         ctx = ToolContext(Workspace(self.root), self.config)
@@ -78,7 +83,12 @@ class Harness:
 
         self.store = StateStore(self.root)
         return Orchestrator(
-            self.config, self.model, BoundTools(ToolRegistry(), ctx), TemplateEngine(self.root), self.store, sleep=sleep
+            self.config,
+            self.model,
+            BoundTools(ToolRegistry(), ctx, self.agent),
+            TemplateEngine(self.root),
+            self.store,
+            sleep=sleep,
         )
 
     async def run(self, prompt: str = "do it") -> Any:

@@ -135,6 +135,7 @@ class TemplateEngine:
         self._sources: dict[str, tuple[str, str]] = {}
         self._builtin: dict[str, str] = {}
         self._compiled: dict[str, _Compiled] = {}
+        self._texts: dict[str, _Compiled] = {}
         self._partials = _Partials(self)
         # Reentrant: rendering a template compiles its partials on the same thread.
         self._lock = threading.RLock()
@@ -232,6 +233,32 @@ class TemplateEngine:
                 raise
             self._use_builtin(name, str(exc))
             return self._render(name, context)
+
+    def known(self) -> frozenset[str]:
+        """The template and partial names a template may include ({{> name}})."""
+        return self._known
+
+    def render_text(self, name: str, source: str, origin: str, context: Mapping[str, Any]) -> str:
+        """Render a template that is not one of the engine's files (an agent's prompt), with its partials.
+
+        The source is checked against the safe grammar like every template; TemplateError names origin.
+        """
+        key = f"{name}\0{origin}\0{source}"
+        with self._lock:
+            compiled = self._texts.get(key)
+            if compiled is None:
+                compiled = _compile(name, source, origin, self._known, self._workspace)
+                self._texts[key] = compiled
+        try:
+            return str(compiled.render(_strict(context), helpers=_RENDER_HELPERS, partials=self._partials))
+        except MissingVariable as exc:
+            raise TemplateError(f"template {name} ({origin}): missing variable {exc.args[0]!r}") from None
+        except TemplateError:
+            raise
+        except RecursionError:
+            raise TemplateError(f"template {name} ({origin}): partials include each other endlessly") from None
+        except Exception as exc:
+            raise TemplateError(f"template {name} ({origin}): {exc}") from None
 
     def _render(self, name: str, context: Mapping[str, Any]) -> str:
         template = self._get(name)

@@ -4,8 +4,8 @@ A cloned repository is untrusted input. The user trusts a folder (VS Code's
 workspace.isTrusted, Neovim's :ForgeTrust, ``forge-lsp trust DIR``); the
 decision is recorded in ``$XDG_STATE_HOME/forge-lsp/trust.json`` (by default
 ``~/.local/state``) with a fingerprint of the files that trust unlocks: the
-workspace's .forge.toml, its template overrides, its commands and a scripted
-model's script. When one of them changes (a ``git pull``), the fingerprint no longer
+workspace's .forge.toml, its template overrides, agents and commands and a
+scripted model's script. When one of them changes (a ``git pull``), the fingerprint no longer
 matches and the workspace is untrusted again until the user says otherwise.
 A link among them is hashed as its text and what it resolves to; one that
 leads out of the workspace, or more than MAX_TEMPLATE_FILES templates, and
@@ -31,11 +31,12 @@ from forge_lsp.userfiles import read_table, write_json
 log = logging.getLogger(__name__)
 
 TEMPLATES_DIR = Path(".forge") / "templates"
+AGENTS_DIR = Path(".forge") / "agents"
 COMMANDS_DIR = Path(".forge") / "commands"
-FOLDERS = (TEMPLATES_DIR, COMMANDS_DIR)
-"""The workspace's folders whose every entry trust covers (template overrides, commands)."""
+TRUSTED_DIRS = (TEMPLATES_DIR, AGENTS_DIR, COMMANDS_DIR)
+"""The folders of .forge/ whose every file a trust decision covers (each at most MAX_TEMPLATE_FILES entries)."""
 MAX_TEMPLATE_FILES = 1000
-"""More entries than this in one of FOLDERS and the workspace cannot be trusted (bounded work, every byte hashed)."""
+"""More entries than this in .forge/templates and the workspace cannot be trusted (bounded work, every byte hashed)."""
 MAX_STORE_BYTES = 4 * 1024 * 1024
 VERSION = 1
 
@@ -73,13 +74,13 @@ def _script_path(root: Path) -> Path | None:
     return Path(name) if Path(name).is_absolute() else root / name
 
 
-def _templates(root: Path, under: Path = TEMPLATES_DIR) -> list[Path] | None:
-    """The entries of .forge/templates (or another of FOLDERS), sorted; None when there are more than
+def _templates(root: Path, folder_name: Path = TEMPLATES_DIR) -> list[Path] | None:
+    """The entries of .forge/templates (or another of TRUSTED_DIRS), sorted; None when there are more than
     MAX_TEMPLATE_FILES.
 
     Reading stops at the first entry past the limit: a hostile tree of 100k files costs no more.
     """
-    folder = root / under
+    folder = root / folder_name
     names: list[str] = []
     try:
         if not folder.is_dir():
@@ -95,13 +96,14 @@ def _templates(root: Path, under: Path = TEMPLATES_DIR) -> list[Path] | None:
 
 
 def trust_files(root: Path) -> list[Path]:
-    """The files whose content a trust decision covers, in a stable order: .forge.toml, templates, script, commands."""
+    """The files whose content a trust decision covers, in a stable order: .forge.toml, templates, agents, commands,
+    script."""
     files = [root / WORKSPACE_FILE]
-    files += _templates(root) or []
+    for folder in TRUSTED_DIRS:
+        files += _templates(root, folder) or []
     script = _script_path(root)
     if script is not None:
         files.append(script)
-    files += _templates(root, COMMANDS_DIR) or []
     return files
 
 
@@ -120,13 +122,13 @@ def refusal(root: Path) -> str | None:
     than MAX_TEMPLATE_FILES: hashing them all would be unbounded work.
     """
     root = root.resolve()
-    for folder in FOLDERS:
+    for folder in TRUSTED_DIRS:
         if _templates(root, folder) is None:
             return (
                 f"{folder.as_posix()} holds more than {MAX_TEMPLATE_FILES} files; a workspace with more "
                 "cannot be trusted (remove the extra files)"
             )
-    for path in [*(root / folder for folder in FOLDERS), *trust_files(root)]:
+    for path in [*(root / folder for folder in TRUSTED_DIRS), *trust_files(root)]:
         try:
             target = path.resolve()
         except (OSError, RuntimeError) as exc:  # a link loop

@@ -16,6 +16,10 @@ class NoModel(ValueError):
     """No model is set anywhere: the turn cannot start (there is no silent cloud default)."""
 
 
+class UnknownAgent(ValueError):
+    """An agent id that no agent has (built-in, the user's or the workspace's)."""
+
+
 class BadPrompt(ValueError):
     """A prompt no turn can run: not a string, empty, or over MAX_PROMPT_CHARS."""
 

@@ -14,16 +14,19 @@ import platform
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from forge_lsp.agents import LoadedAgents, load_agents, user_agents_dir
 from forge_lsp.config import UNTRUSTED, ConfigLoader, ConfigProblem, EffectiveConfig
 from forge_lsp.core.commands import Commands, Expansion
-from forge_lsp.core.errors import NoModel, TurnInProgress, check_prompt
+from forge_lsp.core.errors import NoModel, TurnInProgress, UnknownAgent, check_prompt
 from forge_lsp.core.orchestrator import Emit, Orchestrator, TurnRequest
 from forge_lsp.core.session import Ask, Session, deny_all
 from forge_lsp.core.transcript import TranscriptWriter
 from forge_lsp.core.wording import GENERIC
+from forge_lsp.domain.agents import DEFAULT_AGENT, WRITE_TOOLS, Agent, not_available
 from forge_lsp.domain.config import WORKSPACE_FILE, ForgeConfig
 from forge_lsp.domain.events import Event, TurnSummary
 from forge_lsp.domain.messages import ChatMessage, ToolCall, ToolResult, Usage
@@ -34,11 +37,11 @@ from forge_lsp.state.store import StateStore
 from forge_lsp.templates import TemplateEngine
 from forge_lsp.tools.base import DiskFiles, FileStore, Snapshots, ToolContext, ToolFailure, read_regular
 from forge_lsp.tools.registry import ToolRegistry
-from forge_lsp.tools.workspace import Workspace
+from forge_lsp.tools.workspace import PathOutsideWorkspace, Workspace
 from forge_lsp.trust import (
     COMMANDS_DIR,
-    FOLDERS,
     TEMPLATES_DIR,
+    TRUSTED_DIRS,
     Survey,
     TrustStore,
     cannot_trust,
@@ -56,19 +59,43 @@ MAX_INSTRUCTIONS_BYTES = 10 * 1024 * 1024
 
 
 class BoundTools:
-    """The tool port of one turn: the registry bound to the workspace's tool context."""
+    """The tool port of one turn: the registry bound to the workspace's tool context, as the agent may use it.
 
-    def __init__(self, registry: ToolRegistry, ctx: ToolContext) -> None:
+    A tool the agent lacks is not offered to the model; a call to it anyway fails (the tracker counts it)."""
+
+    def __init__(self, registry: ToolRegistry, ctx: ToolContext, agent: Agent | None = None) -> None:
         self.registry = registry
         self.ctx = ctx
+        self.agent = agent
 
     def schemas(self) -> list[dict[str, Any]]:
-        return self.registry.schemas()
+        allowed = set(self.names())
+        return [s for s in self.registry.schemas() if s.get("function", s).get("name") in allowed]
 
     def names(self) -> list[str]:
-        return self.registry.names()
+        names = self.registry.names()
+        return self.agent.filter(names) if self.agent is not None else names
+
+    def refusal(self, call: ToolCall) -> str | None:
+        """Why the agent may not make this call (a tool it lacks, a write outside its folders), or None."""
+        agent = self.agent
+        if agent is None or call.name not in self.registry.names():
+            return None  # an unknown tool: the registry says so
+        if not agent.allows(call.name):
+            return not_available(call.name, agent.id)
+        raw = (call.arguments or {}).get("file_path")
+        if agent.write_under and call.name in WRITE_TOOLS and isinstance(raw, str):
+            try:
+                rel = self.ctx.workspace.relative(self.ctx.workspace.resolve(raw))
+            except PathOutsideWorkspace:
+                return None  # the tool refuses it itself
+            return agent.write_refused(call.name, rel)
+        return None
 
     async def call(self, call: ToolCall) -> tuple[ToolResult, bool]:
+        refused = self.refusal(call)
+        if refused is not None:
+            return ToolResult(call.id, call.name, refused, is_error=True), False
         self.ctx.call_id = call.id
         try:
             return await self.registry.call(call, self.ctx)
@@ -115,6 +142,8 @@ class WorkspaceRuntime:
         self.commands = Commands.load(self.root, trusted=self.trusted)
         """The /commands in force: built-in, the user's, and a trusted workspace's .forge/commands."""
         self.registry = ToolRegistry()
+        self.agents = LoadedAgents()
+        self.reload_agents()
         self._store: StateStore | None = None
         self.snapshots = Snapshots()
         self._task: asyncio.Task[TurnSummary] | None = None
@@ -171,14 +200,15 @@ class WorkspaceRuntime:
         return state
 
     def is_trust_file(self, path: Path) -> str | None:
-        """path relative to the root when trust covers it: .forge.toml, a template, a command, a trusted file (the script)."""
+        """path relative to the root when trust covers it: .forge.toml, a template, an agent, a command, a trusted
+        file (the script)."""
         try:
             rel = (path.parent.resolve() / path.name).relative_to(self.root).as_posix()
         except (OSError, RuntimeError, ValueError):
             return None
         if (
             rel == WORKSPACE_FILE
-            or rel.startswith(tuple(f"{folder.as_posix()}/" for folder in FOLDERS))
+            or rel.startswith(tuple(folder.as_posix() + "/" for folder in TRUSTED_DIRS))
             or rel in (self._trusted_files or {})
         ):
             return rel
@@ -238,11 +268,12 @@ class WorkspaceRuntime:
         for path in definitions(self.root / COMMANDS_DIR):
             message = "ignored because this workspace is not trusted: a command is a prompt the model is sent"
             problems.append(ConfigProblem("workspace", "", f"{COMMANDS_DIR / path.name}: {message}", path, 1, UNTRUSTED))
-        return problems
+        return problems + self.agents.ignored
 
     def config_problems(self) -> list[ConfigProblem]:
-        """Each bad key or value and each file that does not parse (not what trust ignores)."""
-        return [p for p in self.effective.problems if p.code != UNTRUSTED] + self.commands.problems
+        """Each bad key or value and each file that does not parse (not what trust ignores), agent and command
+        files included."""
+        return [p for p in self.effective.problems if p.code != UNTRUSTED] + self.agents.problems + self.commands.problems
 
     def reported_problems(self) -> list[ConfigProblem]:
         """What every frontend reports of the config in force: config_problems(), then everything
@@ -271,7 +302,16 @@ class WorkspaceRuntime:
         self.effective = self.loader.load(trusted=self._is_trusted())
         if self.trusted != was_trusted:
             self.reload_templates()
+        else:
+            self.reload_agents()
         return self.effective
+
+    def reload_agents(self) -> LoadedAgents:
+        """Read the user's and (trusted) the workspace's agent files again."""
+        self.agents = load_agents(
+            self.root, user_agents_dir(self.loader.user_path), trusted=self.trusted, known=self.templates.known()
+        )
+        return self.agents
 
     def preload_templates(self) -> None:
         """Compile the templates every turn needs (pybars3 is slow to import and compile)."""
@@ -285,6 +325,7 @@ class WorkspaceRuntime:
         """Load .forge/templates/ again; returns the override errors."""
         self.templates = TemplateEngine(self.root, overrides=self.trusted)
         self.commands = Commands.load(self.root, trusted=self.trusted)
+        self.reload_agents()
         return self.templates.errors
 
     def expand_command(self, prompt: str) -> Expansion:
@@ -378,6 +419,11 @@ class WorkspaceRuntime:
             "trusted": self.trusted,
             "trust": self.trust_state(),
         }
+        try:
+            out["agent"] = self.agent_of(self.session).id
+        except Exception as exc:  # a state problem is reported elsewhere; status still answers
+            log.warning("agent: %s", exc)
+            out["agent"] = DEFAULT_AGENT
         if self.running:
             out["turnId"] = self.turn_id
         out["usage"] = self.usage()
@@ -439,27 +485,84 @@ class WorkspaceRuntime:
                 self.on_notice(f"forge-lsp: {name} is not used: {exc}")
         return ""
 
-    def _system_prompt(self, tools: BoundTools, instructions: str = "") -> str:
+    def _system_prompt(self, tools: BoundTools, instructions: str = "", agent: Agent | None = None) -> str:
         env = {
             "os": f"{platform.system()} {platform.release()}",
             "cwd": str(self.root),
             "shell": os.environ.get("SHELL", "/bin/sh"),
             "date": time.strftime("%Y-%m-%d"),
         }
-        return self.templates.render(
-            SYSTEM_PROMPT, {"env": env, "tool_names": tools.names(), "custom_instructions": instructions or None}
+        context = {"env": env, "tool_names": tools.names(), "custom_instructions": instructions or None}
+        if agent is None or agent.prompt is None:
+            return self.templates.render(SYSTEM_PROMPT, context)
+        origin = agent.path or f"built-in agent {agent.id}"
+        return self.templates.render_text(f"agent {agent.id}", agent.prompt, origin, context)
+
+    # -- agents --------------------------------------------------------------
+
+    def agent(self, agent_id: str) -> Agent:
+        """The agent of that id in force; UnknownAgent naming the ones there are."""
+        found = self.agents.agents.get(agent_id) if isinstance(agent_id, str) else None
+        if found is None:
+            raise UnknownAgent(f"unknown agent {agent_id!r}; agents: {', '.join(self.agents.agents.ids())}")
+        return found
+
+    def agent_of(self, session: Session) -> Agent:
+        """The agent a session's conversation uses (forge.setAgent, session/set_mode); forge when none was
+        chosen, or when the chosen one is gone (its file removed, the workspace no longer trusted)."""
+        chosen = self.store.conversation_agent(self.conversation_of(session))
+        found = self.agents.agents.get(chosen) if chosen else None
+        return found or self.agent(DEFAULT_AGENT)
+
+    def set_agent(self, agent_id: str, session: Session | None = None) -> Agent:
+        """forge.setAgent: the session's conversation uses this agent from its next turn (kept with it)."""
+        agent = self.agent(agent_id)
+        self.store.set_conversation_agent(self.conversation_of(session or self.session), agent.id)
+        return agent
+
+    def list_agents(self, session: Session | None = None) -> dict[str, Any]:
+        """forge.listAgents: {agents: [{id, title, description, source, tools}], current}."""
+        return {
+            "agents": [a.summary() for a in self.agents.agents.all()],
+            "current": self.agent_of(session or self.session).id,
+        }
+
+    def turn_config(self, agent: Agent) -> ForgeConfig:
+        """The config of the agent's turns: the agent's limits and temperature win; the config fills the rest."""
+        config = self.config
+        return replace(
+            config,
+            max_tool_failure_per_turn=(
+                agent.max_tool_failure_per_turn
+                if agent.max_tool_failure_per_turn is not None
+                else config.max_tool_failure_per_turn
+            ),
+            max_requests_per_turn=(
+                agent.max_requests_per_turn if agent.max_requests_per_turn is not None else config.max_requests_per_turn
+            ),
+            temperature=agent.temperature if agent.temperature is not None else config.temperature,
         )
 
     async def run(
-        self, prompt: str, emit: Emit, model: str | None = None, turn_id: str | None = None, *, session: Session | None = None
+        self,
+        prompt: str,
+        emit: Emit,
+        model: str | None = None,
+        turn_id: str | None = None,
+        *,
+        session: Session | None = None,
+        agent: str | None = None,
     ) -> TurnSummary:
-        """Run one turn of a session (the workspace's own when None) to its end.
+        """Run one turn of a session (the workspace's own when None) to its end, with agent (by id) or the
+        session's conversation's agent.
 
-        TurnInProgress if one runs in the workspace; BadPrompt (a ValueError) for a bad prompt; NoModel."""
+        TurnInProgress if one runs in the workspace; BadPrompt (a ValueError) for a bad prompt; NoModel; UnknownAgent."""
         if self.running:
             raise TurnInProgress(f"a turn is already running in this workspace ({self.turn_id}); cancel it first")
         check_prompt(prompt)
-        model = model or self.config.model
+        session = session or self.session
+        chosen = self.agent(agent) if agent is not None else self.agent_of(session)
+        model = model or chosen.model or self.config.model
         if not model:
             raise NoModel(self.no_model_message())
         turn_id = turn_id or time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:8]
@@ -468,12 +571,12 @@ class WorkspaceRuntime:
         if holder is not None:
             raise TurnInProgress(f"a turn is running in this workspace ({holder}); wait for it to end or cancel it")
         try:
-            return await self._run_locked(prompt, emit, model, turn_id, session or self.session)
+            return await self._run_locked(prompt, emit, model, turn_id, session, chosen)
         finally:
             self.store.turn_lock.release()
 
-    async def _run_locked(self, prompt: str, emit: Emit, model: str, turn_id: str, session: Session) -> TurnSummary:
-        config = self.config
+    async def _run_locked(self, prompt: str, emit: Emit, model: str, turn_id: str, session: Session, agent: Agent) -> TurnSummary:
+        config = self.turn_config(agent)
         ctx = ToolContext(
             self.workspace,
             config,
@@ -484,8 +587,9 @@ class WorkspaceRuntime:
             notice=lambda message: self.on_notice(message),
         )
         ctx.confirm = lambda tool, question: session.confirm(tool, question, ctx.call_id)
-        tools = BoundTools(self.registry, ctx)
+        tools = BoundTools(self.registry, ctx, agent)
         llm = LiteLLMModel(config, self.root, model)
+        llm.reasoning = agent.reasoning
         conversation = self.conversation_of(session)
         instructions = await asyncio.to_thread(self.instructions)
         orchestrator = Orchestrator(
@@ -495,7 +599,7 @@ class WorkspaceRuntime:
             self.templates,
             self.store,
             sleep=self.sleep,
-            system_prompt=self._system_prompt(tools, instructions),
+            system_prompt=self._system_prompt(tools, instructions, agent),
         )
         transcript = TranscriptWriter(self.root, turn_id)
         self.transcript = transcript

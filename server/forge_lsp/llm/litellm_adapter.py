@@ -433,11 +433,24 @@ def _classify(
     return ModelError(text, False, kind=retry.OTHER)
 
 
+def reasoning_kwargs(reasoning: dict[str, Any] | None) -> dict[str, Any]:
+    """litellm's arguments for an agent's reasoning settings: reasoning_effort, or a thinking budget."""
+    if not reasoning or reasoning.get("enabled") is False:
+        return {}
+    if reasoning.get("max_tokens"):
+        return {"thinking": {"type": "enabled", "budget_tokens": int(reasoning["max_tokens"])}}
+    if reasoning.get("effort"):
+        return {"reasoning_effort": str(reasoning["effort"])}
+    return {}
+
+
 class LiteLLMModel:
     """The model port: one streamed chat completion per call, through litellm."""
 
     def __init__(self, config: ForgeConfig, root: Path, model: str | None = None) -> None:
         self.config = config
+        self.reasoning: dict[str, Any] | None = None
+        """The agent's reasoning settings (Forge's enabled, effort, max_tokens, exclude), when it has any."""
         chosen = model or config.model
         if not chosen:  # no silent default; the runtime says where to set one before it gets here
             raise ValueError("no model is set")
@@ -473,6 +486,7 @@ class LiteLLMModel:
             kwargs["temperature"] = self.config.temperature
         if self.config.max_tokens is not None:
             kwargs["max_tokens"] = self.config.max_tokens
+        kwargs.update(reasoning_kwargs(self.reasoning))
         kwargs["timeout"] = float(self.config.request_timeout_secs)
         # Retries are ours (each one an llmRetry event); the OpenAI SDK must not retry behind our back.
         kwargs["max_retries"] = 0

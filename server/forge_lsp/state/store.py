@@ -421,6 +421,15 @@ class StateStore:
         self._run("INSERT OR REPLACE INTO meta (key, value) VALUES ('conversation', ?)", (conversation_id,))
         return True
 
+    def conversation_agent(self, conversation_id: str) -> str | None:
+        """The agent the conversation's turns use (forge.setAgent, ACP's session/set_mode); None: the default."""
+        value = self._one("SELECT value FROM meta WHERE key=?", (f"agent:{conversation_id}",))
+        return str(value) if value else None
+
+    def set_conversation_agent(self, conversation_id: str, agent_id: str) -> None:
+        """Record the conversation's agent (kept with it, as its messages are)."""
+        self._run("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (f"agent:{conversation_id}", agent_id))
+
     def delete_conversation(self, conversation_id: str) -> bool:
         """Delete a conversation with its messages, turns and compactions; False if unknown. When it was
         the current one, the next turn starts a new conversation."""
@@ -433,6 +442,7 @@ class StateStore:
                     db.execute(f"DELETE FROM {table} WHERE conversation_id=?", (conversation_id,))
                 db.execute("DELETE FROM conversations WHERE id=?", (conversation_id,))
                 db.execute("DELETE FROM meta WHERE key='conversation' AND value=?", (conversation_id,))
+                db.execute("DELETE FROM meta WHERE key=?", (f"agent:{conversation_id}",))
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
