@@ -143,3 +143,13 @@ def test_workspace_link_outside_is_refused(tmp_path: Path) -> None:
 def test_builtins_check_against_the_grammar(engine: TemplateEngine) -> None:
     for command in BUILTINS:
         assert engine.render_text(command.name, command.body, "built-in", {"args": "a"}).strip()
+
+
+def test_a_command_naming_an_agent_that_does_not_exist_is_not_loaded(tmp_path: Path) -> None:
+    path = write(tmp_path / "user", "plan.md", "---\ndescription: Plan\nagent: mues\n---\nPlan {{args}}\n")
+    write(tmp_path / "user", "ask.md", "---\ndescription: Ask\nagent: sage\n---\nAsk {{args}}\n")
+    commands = Commands.load(tmp_path / "ws", trusted=True, user=tmp_path / "user", agents=["forge", "muse", "sage"])
+    assert "plan" not in commands.by_name and commands.by_name["ask"].agent == "sage"
+    (problem,) = commands.problems
+    assert (problem.path, problem.line, problem.key) == (path, 3, "agent")
+    assert "no agent 'mues' (the agents are forge, muse, sage)" in problem.message

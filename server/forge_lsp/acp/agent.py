@@ -42,6 +42,7 @@ from acp.schema import (
 )
 
 from forge_lsp import __version__
+from forge_lsp.acp.commands import commands_update, expand_prompt
 from forge_lsp.acp.conversions import (
     ALLOW_ALWAYS,
     ALLOW_ONCE,
@@ -238,6 +239,7 @@ class ForgeAgent:
         if mcp_servers:
             log.info("session/new: %d MCP server(s) offered; forge-lsp uses its own tools only", len(mcp_servers))
         session = self.adopt(await asyncio.to_thread(runtime.new_session), runtime)
+        self.announce_commands(session)
         return NewSessionResponse(session_id=session.id)
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None, **kwargs: Any) -> LoadSessionResponse:
@@ -248,6 +250,7 @@ class ForgeAgent:
             raise invalid_params(f"no conversation {session_id!r} in {runtime.root}") from None
         session = self.adopt(core, runtime)
         await self.replay(session, await asyncio.to_thread(runtime.history, core))
+        self.announce_commands(session)
         return LoadSessionResponse()
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any) -> ListSessionsResponse:
@@ -265,6 +268,21 @@ class ForgeAgent:
         found.sort(key=lambda pair: pair[0], reverse=True)
         return ListSessionsResponse(sessions=[info for _, info in found])
 
+    def announce_commands(self, session: AcpSession) -> None:
+        """available_commands_update: the workspace's /commands, sent once the session/new or session/load
+        answer is on its way (a client learns of the session first)."""
+
+        async def announce() -> None:
+            await asyncio.sleep(0)
+            try:
+                await self.update(session.id, commands_update(session.runtime))
+            except Exception as exc:  # a client gone away: nothing to tell
+                log.warning("available_commands_update: %s", exc)
+
+        task = asyncio.ensure_future(announce())
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+
     async def replay(self, session: AcpSession, history: list[ChatMessage]) -> None:
         """The stored conversation as session/update notifications, in order; the last todo_write is the plan again."""
         for update in history_updates(history, session.root):
@@ -274,11 +292,15 @@ class ForgeAgent:
         session = self.session(session_id)
         runtime = session.runtime
         try:
-            text = check_prompt(prompt_text(prompt))
+            check_prompt(prompt_text(prompt))
         except EmptyPrompt:
             raise invalid_params("the prompt has no text") from None
         except BadPrompt as exc:
             raise invalid_params(str(exc)) from None
+        try:
+            expansion = expand_prompt(runtime, prompt)  # "/name args": the command's prompt
+        except BadPrompt as exc:  # an unknown command, a template that fails: said in the chat, the turn ends
+            return await self.refuse(session, exc)
         ignored_keys = runtime.ignored_keys()
         if not session.told_trust and ignored_keys:
             session.told_trust = True
@@ -303,7 +325,9 @@ class ForgeAgent:
         pump = asyncio.ensure_future(self.pump(session, queue))
         refusal: TurnInProgress | NoModel | None = None
         try:
-            summary: TurnSummary = await runtime.run(text, queue.put_nowait, session=session.core)
+            summary: TurnSummary = await runtime.run(
+                expansion.prompt, queue.put_nowait, expansion.model, session=session.core, agent=expansion.agent
+            )
         except (TurnInProgress, NoModel) as exc:
             refusal = exc
         finally:
@@ -318,7 +342,7 @@ class ForgeAgent:
             return await self.refuse(session, refusal)
         return await self.finish(session, summary)
 
-    async def refuse(self, session: AcpSession, exc: TurnInProgress | NoModel) -> PromptResponse:
+    async def refuse(self, session: AcpSession, exc: TurnInProgress | NoModel | BadPrompt) -> PromptResponse:
         """A prompt that cannot start (no model set, a turn running) ends its turn with the reason said, as a
         failed turn does: a JSON-RPC error here leaves some clients' chats "in progress", the reason unseen."""
         reason = redact(str(exc))

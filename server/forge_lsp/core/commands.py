@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -134,13 +134,17 @@ class Commands:
         self.problems = list(problems)
 
     @classmethod
-    def load(cls, root: Path | None, *, trusted: bool, user: Path | None = None) -> Commands:
-        """Built-ins, the user's folder and (trusted only) the workspace's .forge/commands."""
+    def load(
+        cls, root: Path | None, *, trusted: bool, user: Path | None = None, agents: Collection[str] | None = None
+    ) -> Commands:
+        """Built-ins, the user's folder and (trusted only) the workspace's .forge/commands.
+
+        agents: the agent ids in force; a command naming another is not loaded (None: not checked)."""
         problems: list[ConfigProblem] = []
         found = list(BUILTINS)
-        found += _load_dir(user if user is not None else user_dir(), USER, None, problems)
+        found += _load_dir(user if user is not None else user_dir(), USER, None, problems, agents)
         if root is not None and trusted:
-            found += _load_dir(root / WORKSPACE_DIR, WORKSPACE, root.resolve(), problems)
+            found += _load_dir(root / WORKSPACE_DIR, WORKSPACE, root.resolve(), problems, agents)
         return cls(found, problems)
 
     def list(self) -> list[Command]:
@@ -181,11 +185,13 @@ def _problem(source: str, path: Path, message: str, line: int = 1, key: str = ""
     return ConfigProblem(source, key, message, path, line)
 
 
-def _load_dir(folder: Path, source: str, root: Path | None, problems: list[ConfigProblem]) -> list[Command]:
+def _load_dir(
+    folder: Path, source: str, root: Path | None, problems: list[ConfigProblem], agents: Collection[str] | None
+) -> list[Command]:
     """The commands of one folder; each bad file (or field) is a problem at its line, the others still load."""
     out: dict[str, Command] = {}
     for path in definitions(folder):
-        command = _load_file(path, source, root, problems)
+        command = _load_file(path, source, root, problems, agents)
         if command is None:
             continue
         if command.name in out:
@@ -196,7 +202,9 @@ def _load_dir(folder: Path, source: str, root: Path | None, problems: list[Confi
     return list(out.values())
 
 
-def _load_file(path: Path, source: str, root: Path | None, problems: list[ConfigProblem]) -> Command | None:
+def _load_file(
+    path: Path, source: str, root: Path | None, problems: list[ConfigProblem], agents: Collection[str] | None
+) -> Command | None:
     try:
         front = parse(read_definition(path, root))
     except (OSError, ValueError) as exc:  # FrontMatterError is a ValueError with its line
@@ -224,6 +232,12 @@ def _load_file(path: Path, source: str, root: Path | None, problems: list[Config
             )
         )
         return None
+    agent = fields.get("agent")
+    if agent is not None and agents is not None and agent not in agents:
+        known = ", ".join(agents)
+        message = f"command not loaded: there is no agent {agent!r} (the agents are {known})"
+        problems.append(_problem(source, path, message, front.lines.get("agent", 1), "agent"))
+        return None
     body = front.body.strip("\n")
     if not body.strip():
         problems.append(_problem(source, path, "command not loaded: its prompt (the text after the front matter) is empty"))
@@ -237,4 +251,4 @@ def _load_file(path: Path, source: str, root: Path | None, problems: list[Config
         problems.append(_problem(source, path, f"command not loaded: {message}", line))
         return None
     description = fields.get("description") or body.strip().splitlines()[0][:80]
-    return Command(name, description, body, source, path, fields.get("agent"), fields.get("model"))
+    return Command(name, description, body, source, path, agent, fields.get("model"))

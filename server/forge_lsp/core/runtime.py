@@ -139,11 +139,12 @@ class WorkspaceRuntime:
         """The trust-relevant files as the last trust check found them."""
         self.effective: EffectiveConfig = self.loader.load(trusted=self._is_trusted())
         self.templates = TemplateEngine(self.root, overrides=self.trusted)
-        self.commands = Commands.load(self.root, trusted=self.trusted)
-        """The /commands in force: built-in, the user's, and a trusted workspace's .forge/commands."""
         self.registry = ToolRegistry()
         self.agents = LoadedAgents()
         self.reload_agents()
+        self.commands = Commands()
+        """The /commands in force: built-in, the user's, and a trusted workspace's .forge/commands."""
+        self.reload_commands()
         self._store: StateStore | None = None
         self.snapshots = Snapshots()
         self._task: asyncio.Task[TurnSummary] | None = None
@@ -304,6 +305,7 @@ class WorkspaceRuntime:
             self.reload_templates()
         else:
             self.reload_agents()
+            self.reload_commands()
         return self.effective
 
     def reload_agents(self) -> LoadedAgents:
@@ -324,9 +326,16 @@ class WorkspaceRuntime:
     def reload_templates(self) -> list[str]:
         """Load .forge/templates/ again; returns the override errors."""
         self.templates = TemplateEngine(self.root, overrides=self.trusted)
-        self.commands = Commands.load(self.root, trusted=self.trusted)
         self.reload_agents()
+        self.reload_commands()
         return self.templates.errors
+
+    def reload_commands(self) -> Commands:
+        """Read the user's and (trusted) the workspace's command files again (after the agents they name)."""
+        self.commands = Commands.load(
+            self.root, trusted=self.trusted, user=self.loader.user_path.parent / "commands", agents=self.agents.agents.ids()
+        )
+        return self.commands
 
     def expand_command(self, prompt: str) -> Expansion:
         """What a prompt runs: a /command's prompt (with its agent and model), or the prompt itself.
