@@ -27,6 +27,8 @@ COMMANDS = [
     "forge.listConversations",
     "forge.openConversation",
     "forge.deleteConversation",
+    "forge.setAgent",
+    "forge.listAgents",
     "forge.listCommands",
 ]
 

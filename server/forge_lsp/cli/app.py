@@ -129,6 +129,7 @@ def _main(argv: Sequence[str] | None) -> int:
                 trusted=args.trust,
                 conversation=args.conversation,
                 new=args.new,
+                agent=args.agent,
             )
         )
     if args.command == "conversations":

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from forge_lsp.cli.exit_codes import EXIT_CODES, EXIT_FAILED, EXIT_USAGE
 from forge_lsp.cli.parser import UsageError
-from forge_lsp.core.errors import BadPrompt, EmptyPrompt, NoModel, TurnInProgress
+from forge_lsp.core.errors import BadPrompt, EmptyPrompt, NoModel, TurnInProgress, UnknownAgent
 from forge_lsp.core.errors import check_prompt as core_check_prompt
 from forge_lsp.render import EventPrinter, say
 
@@ -27,12 +27,13 @@ async def run_headless(
     trusted: bool = False,
     conversation: str | None = None,
     new: bool = False,
+    agent: str | None = None,
 ) -> int:
     """Run one turn in-process and print its events; returns the exit code.
 
     trusted: the user said so for this run (--trust); otherwise the trust store decides.
     conversation: continue this stored conversation (--conversation ID, or a unique start of the id) instead of
-    the current one. new: start a new conversation (--new) instead.
+    the current one. new: start a new conversation (--new) instead. agent: the turn's agent (--agent).
     """
     from forge_lsp.cli.ask import terminal_ask
     from forge_lsp.core.runtime import WorkspaceRuntime
@@ -46,10 +47,15 @@ async def run_headless(
     runtime.wording = TERMINAL
     runtime.on_notice = lambda message: say(sys.stderr, message)
     try:
+        if agent is not None:
+            runtime.agent(agent)
         if new:
             runtime.new_conversation()
         elif conversation is not None:
             runtime.open_conversation(find_conversation(runtime.list_conversations(), conversation, runtime.root, workspace))
+    except UnknownAgent as exc:
+        runtime.close()
+        raise UsageError(f"--agent: {exc}") from None
     except BaseException:
         runtime.close()
         raise
@@ -63,7 +69,9 @@ async def run_headless(
     printer = EventPrinter(out)
     try:
         expansion = runtime.expand_command(prompt)  # "/name args": the command's prompt
-        summary = await runtime.run(expansion.prompt, lambda e: printer(e.to_dict()), model or expansion.model)
+        summary = await runtime.run(
+            expansion.prompt, lambda e: printer(e.to_dict()), model or expansion.model, agent=agent or expansion.agent
+        )
     except TurnInProgress as exc:
         say(sys.stderr, f"forge-lsp: {exc}")
         return EXIT_FAILED

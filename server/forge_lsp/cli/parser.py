@@ -38,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("args", nargs="*", metavar="ARG", help="after a /command, its arguments: forge-lsp run /explain src/app.py")
     run.add_argument("--workspace", "-w", help=WORKSPACE_HELP)
     run.add_argument("--model", "-m", help="model, e.g. openai/gpt-4o or scripted/demo")
+    run.add_argument("--agent", "-a", metavar="ID", help="run the turn with this agent: forge (default), muse, sage or your own")
     run.add_argument(
         "--trust", action="store_true", help="trust the workspace's .forge.toml and .forge/ for this run (not recorded)"
     )

@@ -203,6 +203,7 @@ async def watch_files(ls: ForgeLanguageServer) -> None:
         watchers=[
             t.FileSystemWatcher(glob_pattern=f"**/{WORKSPACE_FILE}"),
             t.FileSystemWatcher(glob_pattern="**/.forge/templates/*.md"),
+            t.FileSystemWatcher(glob_pattern="**/.forge/agents/*.md"),
             t.FileSystemWatcher(glob_pattern="**/.forge/commands/*.md"),
         ]
     )

@@ -15,7 +15,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from forge_lsp import __version__
 from forge_lsp.core import wording
-from forge_lsp.core.errors import BadPrompt, EmptyPrompt, NoModel, TurnInProgress, check_prompt
+from forge_lsp.core.errors import BadPrompt, EmptyPrompt, NoModel, TurnInProgress, UnknownAgent, check_prompt
 from forge_lsp.domain.config import WORKSPACE_FILE
 from forge_lsp.domain.events import Compacted
 from forge_lsp.lsp import turns
@@ -181,7 +181,11 @@ def did_save(ls: ForgeLanguageServer, params: t.DidSaveTextDocumentParams) -> No
         runtime, rel, path = found
         if runtime.keep_trust_after_save(rel, doc.source):
             ls.user_saves.buffer_changed(runtime, rel, uri, path, doc.source)
-    if found is not None or uri.endswith("/" + WORKSPACE_FILE) or "/.forge/templates/" in uri or "/.forge/commands/" in uri:
+    if (
+        found is not None
+        or uri.endswith("/" + WORKSPACE_FILE)
+        or any(f"/.forge/{folder}/" in uri for folder in ("templates", "agents", "commands"))
+    ):
         reload_files(ls)
 
 
@@ -191,7 +195,8 @@ def progress_cancel(ls: ForgeLanguageServer, params: t.WorkDoneProgressCancelPar
 
 
 async def forge_run(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
-    """{prompt, model?, uri?, range?}: run a turn (a prompt "/name args" runs a command); its summary when it ends."""
+    """{prompt, model?, agent?, uri?, range?}: run a turn (with that agent, else the conversation's; a prompt
+    "/name args" runs a command); its summary when it ends."""
     await ls.wait_configured()
     arg = object_argument(args, "forge.run")
     try:
@@ -207,6 +212,12 @@ async def forge_run(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
     if uri is not None and not isinstance(uri, str):
         raise JsonRpcInvalidParams("forge.run: uri must be a string")
     runtime = runtime_for(ls, uri)
+    agent = arg.get("agent")
+    if agent is not None:
+        try:
+            runtime.agent(agent)
+        except UnknownAgent as exc:
+            raise JsonRpcInvalidParams(f"forge.run: {exc}") from None
     if runtime.running:
         raise TurnRefused(
             f"a Forge turn is already running in {runtime.root} ({runtime.turn_id}); cancel it with forge.cancel first"
@@ -217,7 +228,9 @@ async def forge_run(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
         raise JsonRpcInvalidParams(str(exc)) from None
     prompt = await with_selection(ls, runtime, expansion.prompt, uri, arg.get("range"))
     try:
-        summary = await turns.run_turn(ls, runtime, prompt, model or expansion.model, request_id.get())
+        summary = await turns.run_turn(
+            ls, runtime, prompt, model or expansion.model, request_id.get(), agent=agent or expansion.agent
+        )
     except (TurnInProgress, NoModel) as exc:
         raise TurnRefused(str(exc)) from None
     except BadPrompt as exc:  # the prompt with the selection added

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lsprotocol import types as t
 
-from forge_lsp.lsp import command_handlers, handlers
+from forge_lsp.lsp import agent_commands, command_handlers, handlers
 from forge_lsp.lsp.folders import open_runtime
 from forge_lsp.lsp.language_server import ForgeLanguageServer
 
@@ -19,6 +19,8 @@ COMMANDS = (
     "forge.listConversations",
     "forge.openConversation",
     "forge.deleteConversation",
+    "forge.setAgent",
+    "forge.listAgents",
     "forge.listCommands",
 )
 
@@ -50,5 +52,7 @@ def create_server() -> ForgeLanguageServer:
     server.command("forge.listConversations")(handlers.forge_list_conversations)
     server.command("forge.openConversation")(handlers.forge_open_conversation)
     server.command("forge.deleteConversation")(handlers.forge_delete_conversation)
+    server.command("forge.setAgent")(agent_commands.forge_set_agent)
+    server.command("forge.listAgents")(agent_commands.forge_list_agents)
     server.command("forge.listCommands")(command_handlers.forge_list_commands)
     return server

@@ -59,7 +59,13 @@ async def _progress_token(ls: ForgeLanguageServer) -> str | int | None:
 
 
 async def run_turn(
-    ls: ForgeLanguageServer, runtime: WorkspaceRuntime, prompt: str, model: str | None, msg_id: str | int | None
+    ls: ForgeLanguageServer,
+    runtime: WorkspaceRuntime,
+    prompt: str,
+    model: str | None,
+    msg_id: str | int | None,
+    *,
+    agent: str | None = None,
 ) -> TurnSummary:
     """Run a turn, reporting it as progress, diagnostics and notifications."""
     token = await _progress_token(ls)
@@ -76,7 +82,7 @@ async def run_turn(
 
     template_errors = len(runtime.templates.errors)
     try:
-        summary = await runtime.run(prompt, emit, model)
+        summary = await runtime.run(prompt, emit, model, agent=agent)
     except BaseException:
         # Refused before it started (no model, a turn running): the progress begun must end, or
         # the editor keeps showing the refused prompt as the running turn's.
