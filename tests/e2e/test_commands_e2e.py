@@ -39,6 +39,22 @@ async def test_run_a_workspace_command_and_list_commands(client: LanguageClient,
     assert "## Prompt\n\nSay hello to Ada in French." in transcript and "/greet" not in transcript
 
 
+async def test_a_commands_agent_runs_its_turn_unless_the_request_names_one(client: LanguageClient, ws: Path) -> None:
+    path = add_command(ws, "look.md", "---\ndescription: Look only\nagent: sage\n---\nLook at {{args}}\n")
+    config_changed(client, path)
+    write_a = {"tool_calls": [{"name": "write", "arguments": {"file_path": "a.txt", "content": "x\n"}}]}
+    write_script(ws, write_a, {"text": "done"})
+    listed = await command(client, "forge.listCommands", {})
+    assert {c["name"]: c.get("agent") for c in listed["commands"]}["look"] == "sage"
+    summary = await command(client, "forge.run", {"prompt": "/look a.txt"})
+    # sage has no write: the call fails and nothing is written
+    assert summary["failures"] == 1 and not (ws / "a.txt").exists()
+    assert (await command(client, "forge.status", {}))["agent"] == "forge"  # for that turn only
+    write_script(ws, write_a, {"text": "done"})
+    summary = await command(client, "forge.run", {"prompt": "/look a.txt", "agent": "forge"})
+    assert summary["failures"] == 0 and (ws / "a.txt").read_text() == "x\n"
+
+
 async def test_unknown_command_is_a_clear_error_and_a_path_is_a_prompt(client: LanguageClient, ws: Path) -> None:
     write_script(ws, {"text": "it is a folder"})
     with pytest.raises(JsonRpcException, match=r"unknown command /nope; the commands are /explain, /review, /test"):
