@@ -9,6 +9,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { ExecuteCommandRequest, LanguageClient } from "vscode-languageclient/node";
 import { chatParts, ForgeEvent } from "./events";
+import { chatPrompt } from "./slash";
 
 /** The participant's id (package.json contributes.chatParticipants) and the model vendor. */
 export const PARTICIPANT_ID = "forge-lsp.forge";
@@ -101,7 +102,9 @@ export function registerChat(
       stream.markdown("The Forge server is not running: **Forge: Restart Server**, and see the *Forge* output.");
       return {};
     }
-    const prompt = request.command === "continue" ? CONTINUE_PROMPT : request.prompt;
+    // /review, /test, /explain (contributed) go to the server as "/name text"; it expands them, and any other
+    // "/name args" typed in the text (the user's and the workspace's own commands).
+    const prompt = request.command === "continue" ? CONTINUE_PROMPT : chatPrompt(request.command, request.prompt);
     if (!prompt.trim()) {
       stream.markdown("Tell @forge what to do, e.g. `@forge fix the failing test`.");
       return {};

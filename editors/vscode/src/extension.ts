@@ -12,6 +12,7 @@ import {
 import { registerChat } from "./chat";
 import { conversationItems, ForgeEvent, Notice, statusText, turnNotice } from "./events";
 import { ForgeSettings, initializationOptions, serverCommand, serverSettings } from "./settings";
+import { commandItems, commandPrompt } from "./slash";
 
 let client: LanguageClient | undefined;
 let output: vscode.OutputChannel;
@@ -68,11 +69,12 @@ async function startClient(): Promise<void> {
   await client.start();
 }
 
-async function runAgent(): Promise<void> {
+async function runAgent(given?: unknown): Promise<void> {
   if (!client) {
     return;
   }
-  const prompt = await vscode.window.showInputBox({ prompt: "What should Forge do?", ignoreFocusOut: true });
+  // A prompt given by the caller (Run Command); from the palette, asked for.
+  const prompt = typeof given === "string" ? given : await vscode.window.showInputBox({ prompt: "What should Forge do?", ignoreFocusOut: true });
   if (!prompt) {
     return;
   }
@@ -109,6 +111,31 @@ async function runAgent(): Promise<void> {
       }
     },
   );
+}
+
+/** Forge: Run Command…: pick one of the server's commands, give its arguments, run it as "/name args". */
+async function runCommand(): Promise<void> {
+  const items = commandItems(await forgeCommand("forge.listCommands"));
+  if (items.length === 0) {
+    return;
+  }
+  const picked = await vscode.window.showQuickPick(items, {
+    placeHolder: "Run a Forge command",
+    matchOnDescription: true,
+    matchOnDetail: true,
+  });
+  if (!picked) {
+    return;
+  }
+  const args = await vscode.window.showInputBox({
+    prompt: `Arguments for /${picked.name} (optional: Enter runs it without)`,
+    placeHolder: picked.detail,
+    ignoreFocusOut: true,
+  });
+  if (args === undefined) {
+    return; // Escape: nothing runs
+  }
+  await runAgent(commandPrompt(picked.name, args));
 }
 
 /** A request the server refused, as one error notification (its message says what to do). */
@@ -174,6 +201,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     status,
     forgeEvents,
     vscode.commands.registerCommand("forge.runAgent", runAgent),
+    vscode.commands.registerCommand("forge.runCommand", runCommand),
     vscode.commands.registerCommand("forge.cancelTurn", () => forgeCommand("forge.cancel")),
     vscode.commands.registerCommand("forge.showStatus", async () => {
       const s = (await forgeCommand("forge.status")) as { running: boolean; model: string; limit: number } | undefined;

@@ -60,9 +60,9 @@ test("a turn through the real server with the extension's settings", { timeout: 
       initializationOptions: initializationOptions(settings, true),
     })) as { capabilities: { executeCommandProvider: { commands: string[] } } };
     assert.deepEqual(init.capabilities.executeCommandProvider.commands.sort(), [
-      "forge.cancel", "forge.compact", "forge.deleteConversation", "forge.listCommands", "forge.listConversations",
-      "forge.newConversation",
-      "forge.openConversation", "forge.run", "forge.showConfig", "forge.status", "forge.trust",
+      "forge.cancel", "forge.compact", "forge.deleteConversation", "forge.listAgents", "forge.listCommands",
+      "forge.listConversations", "forge.newConversation",
+      "forge.openConversation", "forge.run", "forge.setAgent", "forge.showConfig", "forge.status", "forge.trust",
     ]);
     // vscode-languageclient registers each of these as a VS Code command; one the extension registers
     // too makes the client's start fail ("command ... already exists") and no server ever runs.
