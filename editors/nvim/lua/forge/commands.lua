@@ -232,6 +232,7 @@ function M.create()
   create("ForgeConversations", no_args(M.conversations), { desc = "Pick a Forge conversation to continue" })
   create("ForgeLog", no_args(log.open), { desc = "Open the Forge event log" })
   create("ForgeTrust", no_args(M.trust), { desc = "Trust this workspace's .forge.toml and .forge/ (forge.trust)" })
+  require("forge.slash").create()
   M.create_plugs()
 end
 

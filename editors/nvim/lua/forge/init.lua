@@ -41,6 +41,7 @@ M.new_conversation = commands.new_conversation
 M.conversations = commands.conversations
 M.show_config = commands.show_config
 M.trust = commands.trust
+M.command = require("forge.slash").run
 M.open_log = log.open
 M.create_commands = commands.create
 
