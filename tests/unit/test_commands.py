@@ -30,7 +30,7 @@ def load(tmp_path: Path, trusted: bool = True) -> Commands:
 def test_builtins_are_review_test_explain(tmp_path: Path) -> None:
     commands = load(tmp_path)
     assert [c.name for c in commands.list()] == ["explain", "review", "test"]
-    assert all(c.source == "built-in" and c.description for c in commands.list())
+    assert all(c.source == "builtin" and c.description for c in commands.list())
     assert commands.problems == []
 
 
@@ -55,7 +55,7 @@ def test_precedence_workspace_over_user_over_builtin(tmp_path: Path, engine: Tem
     write(tmp_path / "ws" / ".forge" / "commands", "m.md", "---\nname: mine\ndescription: ws mine\n---\nws mine\n")
     commands = load(tmp_path)
     by = {c.name: c for c in commands.list()}
-    assert (by["review"].source, by["mine"].source, by["test"].source) == ("user", "workspace", "built-in")
+    assert (by["review"].source, by["mine"].source, by["test"].source) == ("user", "workspace", "builtin")
     assert commands.expand("/mine", engine).prompt == "ws mine"
     assert commands.expand("/review x", engine).prompt == "user review x"
 

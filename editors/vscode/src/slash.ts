@@ -9,6 +9,11 @@ export interface ForgeCommand {
   agent?: string;
 }
 
+/** A command's source as people read it: "built-in", "user", "workspace". */
+function sourceText(source: string): string {
+  return source === "builtin" ? "built-in" : source;
+}
+
 /** Quick pick items for forge.listCommands' answer: "/name", where it comes from (and its agent), what it does. */
 export function commandItems(answer: unknown): { label: string; description: string; detail: string; name: string }[] {
   const list = (answer as { commands?: unknown } | undefined)?.commands;
@@ -19,7 +24,7 @@ export function commandItems(answer: unknown): { label: string; description: str
     .filter((c) => c && typeof c.name === "string")
     .map((c) => ({
       label: `/${c.name}`,
-      description: c.agent ? `${c.source} · agent ${c.agent}` : c.source,
+      description: c.agent ? `${sourceText(c.source)} · agent ${c.agent}` : sourceText(c.source),
       detail: c.description ?? "",
       name: c.name,
     }));

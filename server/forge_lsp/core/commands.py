@@ -38,7 +38,8 @@ WORKSPACE_DIR = COMMANDS_DIR
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 _INVOCATION = re.compile(r"/(" + NAME.pattern + r")(?:\s+|$)")
 FIELDS = ("name", "description", "agent", "model")
-BUILT_IN, USER, WORKSPACE = "built-in", "user", "workspace"
+BUILTIN, USER, WORKSPACE = "builtin", "user", "workspace"
+"""A command's source (forge.listCommands), as forge.listAgents names an agent's."""
 
 
 class UnknownCommand(BadPrompt):
@@ -52,8 +53,8 @@ class Command:
     name: str
     description: str
     body: str
-    source: str = BUILT_IN
-    """"built-in", "user" or "workspace"."""
+    source: str = BUILTIN
+    """"builtin", "user" or "workspace"."""
     path: Path | None = None
     agent: str | None = None
     model: str | None = None
@@ -61,7 +62,7 @@ class Command:
     @property
     def origin(self) -> str:
         """Where it came from, for messages: its file, or "built-in"."""
-        return str(self.path) if self.path is not None else BUILT_IN
+        return str(self.path) if self.path is not None else "built-in"
 
     def to_dict(self) -> dict[str, Any]:
         """forge.listCommands' entry: {name, description, source, agent?, model?, path?}."""

@@ -71,7 +71,8 @@ function M.run(name, args, opts, on_result)
     vim.ui.select(list, {
       prompt = "Forge command",
       format_item = function(c)
-        local from = c.agent and (c.source .. ", agent " .. c.agent) or c.source
+        local source = c.source == "builtin" and "built-in" or c.source
+        local from = c.agent and (source .. ", agent " .. c.agent) or source
         return string.format("/%s · %s (%s)", c.name, c.description or "", from)
       end,
     }, function(choice)

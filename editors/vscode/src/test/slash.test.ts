@@ -5,7 +5,7 @@ import { chatPrompt, commandItems, commandPrompt } from "../slash";
 test("forge.listCommands' answer becomes quick pick items: /name, source and agent, description", () => {
   const items = commandItems({
     commands: [
-      { name: "review", description: "Review the diff", source: "built-in" },
+      { name: "review", description: "Review the diff", source: "builtin" },
       { name: "plan", description: "Plan it", source: "workspace", agent: "muse" },
       { description: "no name" },
     ],
