@@ -101,7 +101,7 @@ def test_front_matter_errors_are_at_their_line_and_others_still_load(tmp_path: P
 
 def test_missing_variable_is_a_clear_error(tmp_path: Path, engine: TemplateEngine) -> None:
     path = write(tmp_path / "user", "x.md", "---\ndescription: x\n---\nUse {{args}} and {{target}}\n")
-    with pytest.raises(BadPrompt, match=r"/x \(" + str(path) + r"\): missing variable 'target'"):
+    with pytest.raises(BadPrompt, match=r"^command /x \(" + str(path) + r"\): missing variable 'target'$"):
         load(tmp_path).expand("/x a", engine)
 
 

@@ -176,7 +176,7 @@ class Commands:
         try:
             text = templates.render_text(f"/{command.name}", command.body, command.origin, {"args": args})
         except TemplateError as exc:
-            raise BadPrompt(f"command {exc}") from None
+            raise BadPrompt(f"command {str(exc).removeprefix('template ')}") from None
         if not text.strip():
             raise BadPrompt(f"command /{command.name} ({command.origin}) renders to an empty prompt")
         return Expansion(text, command, command.agent, command.model)
