@@ -14,6 +14,7 @@ def test_run_agent_keeps_the_turn_to_the_agents_tools(workspace: Path) -> None:
     p = forge("run", "write hi.txt", "-w", str(workspace), "--agent", "sage")
     assert p.returncode == 0, p.stderr
     assert "tool write is not available to agent sage" in p.stdout and not (workspace / "hi.txt").exists()
+    assert "started (model scripted/script.json, agent sage)" in p.stdout
     # Without --agent: forge, every tool.
     write_script(workspace, WRITE, {"text": "Wrote it."})
     p = forge("run", "write hi.txt", "-w", str(workspace))

@@ -242,3 +242,28 @@ def test_shipped_doc_tags_match_the_help_file(tmp_path: Path, flavour: str, nvim
     shipped = ROOT / "editors" / "nvim" / "doc" / "tags"
     assert shipped.exists(), "editors/nvim/doc/tags is missing: run :helptags editors/nvim/doc and commit it"
     assert shipped.read_text() == (doc / "tags").read_text(), "doc/tags is stale: run :helptags editors/nvim/doc"
+
+
+@pytest.mark.nvim
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
+def test_forge_agent_with_completion(tmp_path: Path, flavour: str, nvim: str | None) -> None:
+    """Issue 27: :ForgeAgent <Tab> completes the server's agents; the pick, the statusline, a turn under sage."""
+    if nvim is None:
+        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
+    env = _workspaces(tmp_path)
+    agents = Path(env["XDG_CONFIG_HOME"]) / "forge-lsp" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "reviewer.md").write_text("---\ntitle: Reviewer\ndescription: Reviews code.\ntools: [read]\n---\nReview.\n")
+    spec = ROOT / "tests" / "nvim" / "agents_spec.lua"
+    p = subprocess.run(
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {spec}"],
+        capture_output=True,
+        text=True,
+        timeout=100,
+        env=env,
+        cwd=tmp_path,
+    )
+    output = p.stdout + p.stderr
+    assert p.returncode == 0 and "PASS" in output, output
+    assert not [e for e in ERRORS_ON_SCREEN if e in output], output

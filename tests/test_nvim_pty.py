@@ -568,3 +568,29 @@ def test_saving_your_own_forge_toml_keeps_the_trust(tmp_path: Path, flavour: str
         s.wait_for("assistant: Still trusted after the save.")
     finally:
         s.close()
+
+
+def test_forge_agent_tab_completes_and_the_statusline_names_it(screen: Screen) -> None:
+    """Issue 27: :ForgeAgent <Tab> offers the agents; the chosen one is in the statusline and keeps sage from writing."""
+    screen.keys("Escape")
+    screen.keys("-l", ":ForgeAgent ")
+    screen.keys("Tab")
+    shown = screen.wait_for(":ForgeAgent forge")
+    assert "muse" in shown and "sage" in shown, shown  # the wildmenu lists them
+    screen.keys("C-u")
+    screen.keys("-l", "ForgeAgent sa")
+    screen.keys("Tab")
+    screen.wait_for(":ForgeAgent sage")
+    screen.keys("Enter")
+    screen.wait_for("Forge: agent sage for this conversation")
+    screen.wait_for("Forge (sage): idle")
+    script(screen.ws, {"tool_calls": [{"name": "write", "arguments": {"file_path": "x.txt", "content": "x"}}]}, {"text": "no"})
+    screen.command("ForgeRun write x.txt")
+    screen.wait_for("Forge: turn completed (2 requests, 1 tool call, 1 failure)")
+    assert not (screen.ws / "x.txt").exists()
+    screen.wait_for("Forge (sage): idle")
+    screen.command("ForgeAgent forge")
+    screen.wait_for("Forge: agent forge for this conversation")
+    shown = screen.wait_for("Forge: idle")
+    assert "Forge (" not in shown, shown
+    screen.assert_clean()

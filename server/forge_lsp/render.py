@@ -41,7 +41,9 @@ def format_event(event: Mapping[str, Any]) -> str | None:
     kind = event.get("type")
     if kind == "turnStarted":
         prompt = str(event.get("prompt", "")).replace("\n", "\n" + " " * len("  prompt: "))  # its lines under its first
-        return f"▶ turn {event['turnId']} started (model {event.get('model', '?')})\n  prompt: {prompt}"
+        agent = event.get("agent")
+        by = f", agent {agent}" if agent and agent != "forge" else ""
+        return f"▶ turn {event['turnId']} started (model {event.get('model', '?')}{by})\n  prompt: {prompt}"
     if kind in ("assistantText", "reasoning"):
         return None
     if kind == "toolCallStarted":

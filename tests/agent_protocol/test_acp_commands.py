@@ -107,3 +107,40 @@ async def test_an_unknown_command_is_said_in_the_chat_and_runs_nothing(workspace
         assert not (workspace / ".forge" / "transcripts").exists()
     finally:
         agent.close()
+
+
+def test_the_session_new_answer_comes_before_the_commands_on_the_wire(workspace: Path) -> None:
+    """A client learns of the session (the answer) before an update about it: the raw stdout, in order."""
+    import json
+    import subprocess
+    import sys
+
+    from test_acp import agent_env
+
+    with_command(workspace, {"text": "x"})
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": {}}},
+        {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": str(workspace), "mcpServers": []}},
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "forge_lsp", "acp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=agent_env(),
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        seen: list[str] = []
+        for request in requests:
+            proc.stdin.write(json.dumps(request) + "\n")
+            proc.stdin.flush()
+        while "available_commands_update" not in seen:
+            message = json.loads(proc.stdout.readline())
+            kind = message.get("params", {}).get("update", {}).get("sessionUpdate") or f"answer {message.get('id')}"
+            seen.append(kind)
+        assert seen.index("answer 2") < seen.index("available_commands_update"), seen
+    finally:
+        proc.kill()
+        proc.wait()

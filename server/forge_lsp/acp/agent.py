@@ -24,9 +24,11 @@ from acp import (
     NewSessionResponse,
     PromptResponse,
     RequestError,
+    SetSessionModeResponse,
     update_agent_message_text,
     update_agent_thought_text,
 )
+from acp.helpers import update_current_mode
 from acp.interfaces import Client
 from acp.schema import (
     AgentCapabilities,
@@ -37,6 +39,8 @@ from acp.schema import (
     SessionCapabilities,
     SessionInfo,
     SessionListCapabilities,
+    SessionMode,
+    SessionModeState,
     ToolCallStart,
     ToolCallUpdate,
 )
@@ -57,7 +61,7 @@ from forge_lsp.acp.conversions import (
     tool_started,
 )
 from forge_lsp.acp.transport import serve_stdio
-from forge_lsp.core.errors import BadPrompt, EmptyPrompt, NoModel, TurnInProgress, check_prompt
+from forge_lsp.core.errors import BadPrompt, EmptyPrompt, NoModel, TurnInProgress, UnknownAgent, check_prompt
 from forge_lsp.core.session import Session
 from forge_lsp.core.workspaces import Workspaces
 from forge_lsp.domain.events import (
@@ -239,8 +243,9 @@ class ForgeAgent:
         if mcp_servers:
             log.info("session/new: %d MCP server(s) offered; forge-lsp uses its own tools only", len(mcp_servers))
         session = self.adopt(await asyncio.to_thread(runtime.new_session), runtime)
-        self.announce_commands(session)
-        return NewSessionResponse(session_id=session.id)
+        modes = await asyncio.to_thread(modes_of, session)
+        self.announce_commands(session)  # after the last await: the answer is sent first
+        return NewSessionResponse(session_id=session.id, modes=modes)
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None, **kwargs: Any) -> LoadSessionResponse:
         runtime = self.runtime_for(cwd)
@@ -250,8 +255,20 @@ class ForgeAgent:
             raise invalid_params(f"no conversation {session_id!r} in {runtime.root}") from None
         session = self.adopt(core, runtime)
         await self.replay(session, await asyncio.to_thread(runtime.history, core))
-        self.announce_commands(session)
-        return LoadSessionResponse()
+        modes = await asyncio.to_thread(modes_of, session)
+        self.announce_commands(session)  # after the last await: the answer is sent first
+        return LoadSessionResponse(modes=modes)
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
+        """session/set_mode: the session's agent from its next prompt (kept with its conversation)."""
+        session = self.session(session_id)
+        try:
+            agent = await asyncio.to_thread(session.runtime.set_agent, mode_id, session.core)
+        except UnknownAgent as exc:
+            raise invalid_params(str(exc)) from None
+        if self.conn is not None:
+            await self.conn.session_update(session_id=session_id, update=update_current_mode(agent.id))
+        return SetSessionModeResponse()
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any) -> ListSessionsResponse:
         """The stored conversations that have a turn to resume (session/load), the latest first: those of cwd's
@@ -270,7 +287,8 @@ class ForgeAgent:
 
     def announce_commands(self, session: AcpSession) -> None:
         """available_commands_update: the workspace's /commands, sent once the session/new or session/load
-        answer is on its way (a client learns of the session first)."""
+        answer is on its way (a client learns of the session first). Called after the method's last await:
+        the answer is queued when the method returns, before this task first runs."""
 
         async def announce() -> None:
             await asyncio.sleep(0)
@@ -453,6 +471,15 @@ class ForgeAgent:
 
     def close(self) -> None:
         self.workspaces.close_all()
+
+
+def modes_of(session: AcpSession) -> SessionModeState:
+    """The session's modes: the agents (built-in, the user's, a trusted workspace's), its own the current one."""
+    runtime = session.runtime
+    available = [
+        SessionMode(id=a.id, name=a.title or a.id, description=a.description or None) for a in runtime.agents.agents.all()
+    ]
+    return SessionModeState(current_mode_id=runtime.agent_of(session.core).id, available_modes=available)
 
 
 def invalid_params(message: str) -> RequestError:

@@ -138,6 +138,8 @@ class TurnRequest:
     prompt: str
     model: str = ""
     system_context: Mapping[str, Any] = field(default_factory=dict)
+    agent: str = ""
+    """The agent running the turn (its id), for the events."""
 
 
 @dataclass
@@ -192,7 +194,7 @@ class Orchestrator:
     async def run(self, request: TurnRequest, emit: Emit) -> TurnSummary:
         """Run a turn to its end: completed, interrupted, cancelled or failed. Never raises."""
         turn_id = request.turn_id
-        emit(TurnStarted(turn_id, request.conversation_id, request.prompt, request.model))
+        emit(TurnStarted(turn_id, request.conversation_id, request.prompt, request.model, request.agent))
         turn: _Turn | None = None
         status, reason, error = TurnStatus.FAILED, None, None
         try:

@@ -622,7 +622,7 @@ class WorkspaceRuntime:
                 log.warning("transcript %s: %s", transcript.path, exc)
             emit(event)
 
-        request = TurnRequest(turn_id, conversation, prompt, model)
+        request = TurnRequest(turn_id, conversation, prompt, model, agent=agent.id)
         self._task = asyncio.ensure_future(orchestrator.run(request, fan_out))
         try:
             summary = await asyncio.shield(self._task)

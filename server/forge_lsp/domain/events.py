@@ -149,10 +149,14 @@ class TurnStarted(Event):
     conversation_id: str = ""
     prompt: str = ""
     model: str = ""
+    agent: str = ""
     type: ClassVar[str] = "turnStarted"
 
     def payload(self) -> dict[str, Any]:
-        return {"conversationId": self.conversation_id, "prompt": self.prompt, "model": self.model}
+        out = {"conversationId": self.conversation_id, "prompt": self.prompt, "model": self.model}
+        if self.agent:
+            out["agent"] = self.agent
+        return out
 
 
 @dataclass(frozen=True)

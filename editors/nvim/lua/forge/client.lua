@@ -205,6 +205,26 @@ function M.for_command(bufnr)
   return client
 end
 
+--- workspace/executeCommand name {arg} to a running client, waiting at most timeout_ms (for a
+--- command line completion, which cannot wait on a callback); nil when none runs or no answer came.
+function M.execute_sync(name, arg, timeout_ms, bufnr)
+  local client = M.get(bufnr)
+  if not client then
+    return nil
+  end
+  local params = { command = name, arguments = { object(arg) } }
+  local ok, response
+  if has_011 then
+    ok, response = pcall(client.request_sync, client, "workspace/executeCommand", params, timeout_ms, bufnr or 0)
+  else
+    ok, response = pcall(client.request_sync, "workspace/executeCommand", params, timeout_ms, bufnr or 0)
+  end
+  if not ok or type(response) ~= "table" or response.err then
+    return nil
+  end
+  return response.result
+end
+
 --- Send workspace/executeCommand name {arg} to the client for bufnr; on_result(result, client).
 --- An error is told instead. Returns the client (nil when none could start).
 function M.execute(name, arg, on_result, bufnr)

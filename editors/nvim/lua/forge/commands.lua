@@ -125,11 +125,13 @@ function M.status(on_result)
     if not result.running and events.interrupted() then
       state = "interrupted (:ForgeContinue)"
     end
+    events.set_agent(result.agent)
     notify(string.format(
-      "Forge: %s · model %s · limit %s",
+      "Forge: %s · model %s · limit %s%s",
       state,
       tostring(result.model),
-      tostring(result.limit)
+      tostring(result.limit),
+      (result.agent and result.agent ~= "forge") and (" · agent " .. tostring(result.agent)) or ""
     ))
     answer(on_result, result)
   end)
@@ -137,6 +139,7 @@ end
 
 function M.new_conversation(on_result)
   command("forge.newConversation", nil, function(result)
+    events.set_agent("forge") -- a new conversation starts with forge
     notify("Forge: new conversation " .. short_id(result.conversationId))
     answer(on_result, result)
   end)
@@ -162,6 +165,9 @@ function M.conversations(on_open)
       end
       command("forge.openConversation", { id = choice.id }, function(result)
         events.forget_usage()
+        command("forge.status", nil, function(status)
+          events.set_agent(status.agent) -- the conversation's own agent
+        end)
         notify("Forge: conversation " .. (result.title ~= "" and result.title or result.conversationId) .. " is open")
         answer(on_open, result)
       end)
@@ -233,6 +239,7 @@ function M.create()
   create("ForgeLog", no_args(log.open), { desc = "Open the Forge event log" })
   create("ForgeTrust", no_args(M.trust), { desc = "Trust this workspace's .forge.toml and .forge/ (forge.trust)" })
   require("forge.slash").create()
+  require("forge.agents").create()
   M.create_plugs()
 end
 
@@ -252,6 +259,7 @@ function M.create_plugs()
   plug("n", "conversations", "<Cmd>ForgeConversations<CR>", "Forge: pick a conversation")
   plug("n", "config", "<Cmd>ForgeConfig<CR>", "Forge: show the config")
   plug("n", "trust", "<Cmd>ForgeTrust<CR>", "Forge: trust this workspace")
+  plug("n", "agent", "<Cmd>ForgeAgent<CR>", "Forge: choose the agent")
 end
 
 return M

@@ -30,7 +30,8 @@ end
 local function format_event(e)
   local t = e.type
   if t == "turnStarted" then
-    return string.format("▶ turn %s started (model %s): %s", e.turnId, e.model or "?", e.prompt or "")
+    local by = (e.agent and e.agent ~= "forge") and (", agent " .. e.agent) or ""
+    return string.format("▶ turn %s started (model %s%s): %s", e.turnId, e.model or "?", by, e.prompt or "")
   elseif t == "toolCallStarted" then
     return "  → " .. ((e.title and e.title ~= "") and e.title or e.tool)
   elseif t == "toolCallFinished" then
@@ -102,6 +103,7 @@ local function handle_event(event)
   if t == "turnStarted" then
     state.status = "running"
     state.turn_id = event.turnId
+    state.turn_agent = event.agent
     state.interrupted = false
     require("forge.reply").close()
   elseif t == "toolCallStarted" then
@@ -120,6 +122,7 @@ local function handle_event(event)
       state.status = "idle"
     end
     state.turn_id = nil
+    state.turn_agent = nil
     state.tool = nil
     -- The turn's progress message goes with it (should its progress end not come).
     state.progress = nil
@@ -193,9 +196,16 @@ function M.forget_usage()
   state.last_usage = nil
 end
 
---- For 'statusline': %{v:lua.require'forge'.statusline()}
+--- The conversation's agent (forge.setAgent, forge.status, forge.listAgents said so).
+function M.set_agent(id)
+  state.agent = type(id) == "string" and id or nil
+  vim.cmd("redrawstatus")
+end
+
+--- For 'statusline': %{v:lua.require'forge'.statusline()}; names the agent when it is not forge.
 function M.statusline()
-  local s = "Forge: " .. state.status
+  local agent = state.turn_id and state.turn_agent or state.agent
+  local s = (agent and agent ~= "forge") and ("Forge (" .. agent .. "): " .. state.status) or ("Forge: " .. state.status)
   if state.progress then
     s = s .. " · " .. state.progress
   end

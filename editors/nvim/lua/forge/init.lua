@@ -42,6 +42,7 @@ M.conversations = commands.conversations
 M.show_config = commands.show_config
 M.trust = commands.trust
 M.command = require("forge.slash").run
+M.set_agent = require("forge.agents").select
 M.open_log = log.open
 M.create_commands = commands.create
 

@@ -1,0 +1,137 @@
+-- Issue 27 (agents), headless: :ForgeAgent with <Tab> completion, the pick, the statusline, a turn
+-- under sage, on the real server and the scripted model. Env as test_nvim.py's _workspaces (the
+-- user's agents folder holds reviewer.md). Prints PASS/FAIL; exits 0 on success.
+local ws = os.getenv("FORGE_WORKSPACE")
+vim.opt.rtp:prepend(os.getenv("FORGE_PLUGIN"))
+local uv = vim.uv or vim.loop
+
+local function out(line)
+  io.stdout:write(line .. "\n")
+end
+
+local deadline = uv.new_timer()
+deadline:start(80000, 0, vim.schedule_wrap(function()
+  out("FAIL timeout")
+  os.exit(3)
+end))
+
+local notes = {}
+vim.notify = function(msg, level)
+  table.insert(notes, { msg = msg, level = level or vim.log.levels.INFO })
+  out("NOTE " .. tostring(level) .. " " .. msg)
+end
+
+local function noted(pattern)
+  for _, note in ipairs(notes) do
+    if note.msg:find(pattern, 1, true) then
+      return note
+    end
+  end
+  return nil
+end
+
+local function wait(ms, what, cond)
+  assert(vim.wait(ms, cond, 20), what .. "; notes: " .. vim.inspect(notes))
+end
+
+local function script(responses)
+  local f = assert(io.open(ws .. "/script.json", "w"))
+  f:write(vim.json.encode({ responses = responses }))
+  f:close()
+end
+
+local events = {}
+local forge = require("forge")
+forge.setup({
+  cmd = { os.getenv("FORGE_PYTHON"), "-m", "forge_lsp" },
+  on_event = function(event)
+    table.insert(events, event)
+  end,
+})
+
+local function finished()
+  local n = 0
+  for _, e in ipairs(events) do
+    if e.type == "turnFinished" then
+      n = n + 1
+    end
+  end
+  return n
+end
+
+vim.schedule(function()
+  local ok, err = pcall(function()
+    vim.cmd("edit " .. ws .. "/main.py")
+    wait(30000, "no server", function()
+      local c = forge.get_client()
+      return c ~= nil and c.initialized
+    end)
+    -- <Tab> after :ForgeAgent: the server's agents, the user's reviewer among them.
+    local all = vim.fn.getcompletion("ForgeAgent ", "cmdline")
+    assert(table.concat(all, ",") == "forge,muse,sage,reviewer", vim.inspect(all))
+    local s = vim.fn.getcompletion("ForgeAgent s", "cmdline")
+    assert(table.concat(s, ",") == "sage", vim.inspect(s))
+    assert(forge.statusline() == "Forge: idle", forge.statusline())
+
+    -- :ForgeAgent sage: the conversation's agent; the statusline names it.
+    vim.cmd("ForgeAgent sage")
+    wait(10000, "sage not set", function()
+      return noted("Forge: agent sage for this conversation") ~= nil
+    end)
+    assert(forge.statusline() == "Forge (sage): idle", forge.statusline())
+
+    -- A turn under sage: its write is refused, nothing written.
+    script({ { tool_calls = { { name = "write", arguments = { file_path = "notes.txt", content = "x" } } } }, { text = "ok" } })
+    vim.cmd("ForgeRun write notes.txt")
+    wait(60000, "no end of turn", function()
+      return finished() == 1
+    end)
+    assert(vim.fn.filereadable(ws .. "/notes.txt") == 0, "sage wrote a file")
+    local refused = false
+    for _, e in ipairs(events) do
+      if e.type == "toolCallFinished" and not e.ok and tostring(e.output):find("not available to agent sage", 1, true) then
+        refused = true
+      end
+      if e.type == "turnStarted" then
+        assert(e.agent == "sage", vim.inspect(e))
+      end
+    end
+    assert(refused, vim.inspect(events))
+    assert(forge.statusline():find("^Forge %(sage%): idle"), forge.statusline())
+
+    -- An unknown id: one error line naming the agents.
+    vim.cmd("ForgeAgent nope")
+    wait(10000, "no error for an unknown agent", function()
+      return noted("unknown agent 'nope'; agents: forge, muse, sage, reviewer") ~= nil
+    end)
+    assert(noted("unknown agent").level == vim.log.levels.ERROR)
+
+    -- :ForgeAgent alone: a pick of every agent, the current one marked.
+    local asked
+    vim.ui.select = function(items, opts, on_choice)
+      local titles = {}
+      for _, item in ipairs(items) do
+        table.insert(titles, opts.format_item(item))
+      end
+      asked = { titles = titles, items = items, on_choice = on_choice, prompt = opts.prompt }
+    end
+    vim.cmd("ForgeAgent")
+    wait(10000, "no pick", function()
+      return asked ~= nil
+    end)
+    assert(asked.prompt == "Forge agent (now sage)", asked.prompt)
+    assert(#asked.titles == 4 and asked.titles[3]:find("^sage %(current%) · Sage — "), vim.inspect(asked.titles))
+    assert(asked.titles[4]:find("^reviewer · Reviewer — Reviews code"), vim.inspect(asked.titles))
+    asked.on_choice(asked.items[2], 2)
+    wait(10000, "muse not set", function()
+      return forge.statusline():find("^Forge %(muse%): idle") ~= nil
+    end)
+    -- A new conversation starts with forge.
+    vim.cmd("ForgeNew")
+    wait(10000, "no new conversation", function()
+      return forge.statusline():find("^Forge: idle") ~= nil
+    end)
+  end)
+  out(ok and "PASS" or ("FAIL " .. tostring(err)))
+  os.exit(ok and 0 or 1)
+end)
