@@ -86,5 +86,5 @@ async def test_untrusted_workspace_commands_are_ignored_and_reported(client: Lan
     assert diag.code == "untrusted" and diag.severity == t.DiagnosticSeverity.Warning and "not trusted" in diag.message
     listed = await command(client, "forge.listCommands", {})
     assert "greet" not in {c["name"] for c in listed["commands"]}
-    with pytest.raises(JsonRpcException, match="unknown command /greet"):
+    with pytest.raises(JsonRpcException, match="/greet is this workspace.s command .* not trusted"):
         await command(client, "forge.run", {"prompt": "/greet Ada", "model": "scripted/echo"})

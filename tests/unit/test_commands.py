@@ -60,10 +60,14 @@ def test_precedence_workspace_over_user_over_builtin(tmp_path: Path, engine: Tem
     assert commands.expand("/review x", engine).prompt == "user review x"
 
 
-def test_untrusted_workspace_commands_are_not_loaded(tmp_path: Path) -> None:
+def test_untrusted_workspace_commands_are_not_loaded(tmp_path: Path, engine: TemplateEngine) -> None:
     write(tmp_path / "ws" / ".forge" / "commands", "evil.md", "---\ndescription: evil\n---\nrm -rf\n")
-    assert "evil" not in load(tmp_path, trusted=False).by_name
+    untrusted = load(tmp_path, trusted=False)
+    assert "evil" not in untrusted.by_name
     assert "evil" in load(tmp_path, trusted=True).by_name
+    # running it says why it is not there
+    with pytest.raises(UnknownCommand, match=r"^/evil is this workspace's command \(\.forge/commands/evil\.md\), ignored"):
+        untrusted.expand("/evil now", engine)
 
 
 def test_name_defaults_to_the_file_name_and_agent_model_are_kept(tmp_path: Path) -> None:

@@ -133,6 +133,8 @@ class Commands:
         for command in commands:  # later wins: built-in, then user, then workspace
             self.by_name[command.name] = command
         self.problems = list(problems)
+        self.untrusted: dict[str, Path] = {}
+        """The untrusted workspace's command names (not loaded) and their files, so that running one says why."""
 
     @classmethod
     def load(
@@ -146,7 +148,10 @@ class Commands:
         found += _load_dir(user if user is not None else user_dir(), USER, None, problems, agents)
         if root is not None and trusted:
             found += _load_dir(root / WORKSPACE_DIR, WORKSPACE, root.resolve(), problems, agents)
-        return cls(found, problems)
+        loaded = cls(found, problems)
+        if root is not None and not trusted:
+            loaded.untrusted = _names(root / WORKSPACE_DIR, root.resolve())
+        return loaded
 
     def list(self) -> list[Command]:
         """Every command in force, by name."""
@@ -168,6 +173,11 @@ class Commands:
             return Expansion(prompt)
         name, args = found
         command = self.by_name.get(name)
+        if command is None and name in self.untrusted:
+            raise UnknownCommand(
+                f"/{name} is this workspace's command ({WORKSPACE_DIR.as_posix()}/{self.untrusted[name].name}), "
+                "ignored because the workspace is not trusted; trust it to run it"
+            )
         if command is None:
             raise UnknownCommand(
                 f"unknown command /{name}; the commands are {self.names()} (to send a prompt that starts with "
@@ -184,6 +194,18 @@ class Commands:
 
 def _problem(source: str, path: Path, message: str, line: int = 1, key: str = "") -> ConfigProblem:
     return ConfigProblem(source, key, message, path, line)
+
+
+def _names(folder: Path, root: Path) -> dict[str, Path]:
+    """The names of a folder's commands and their files, read as data only (nothing loaded)."""
+    names: dict[str, Path] = {}
+    for path in definitions(folder):
+        try:
+            name = parse(read_definition(path, root)).fields.get("name")
+        except (OSError, ValueError):
+            name = None
+        names.setdefault(name if isinstance(name, str) and NAME.fullmatch(name) else path.name[: -len(".md")], path)
+    return names
 
 
 def _load_dir(
