@@ -369,6 +369,8 @@ describe("real VS Code (code-server 1.139, Chromium)", { skip, timeout: 600_000 
       tmp = fs.mkdtempSync(path.join(os.tmpdir(), "forge-vscode-real-chat-"));
       ws = path.join(tmp, "project");
       fs.mkdirSync(ws);
+      fs.mkdirSync(path.join(ws, ".forge", "commands"), { recursive: true });
+      fs.writeFileSync(path.join(ws, ".forge", "commands", "greet.md"), "---\ndescription: Greet\n---\nSay hello to {{args}} in French.\n");
       const script = path.join(tmp, "script.json");
       fs.writeFileSync(
         script,
@@ -380,6 +382,8 @@ describe("real VS Code (code-server 1.139, Chromium)", { skip, timeout: 600_000 
             fail(),
             fail(),
             { text: "Recovered after the interrupt." },
+            { text: "It is the readme." },
+            { text: "Bonjour, Ada." },
           ],
         }),
       );
@@ -446,6 +450,30 @@ describe("real VS Code (code-server 1.139, Chromium)", { skip, timeout: 600_000 
       await responseText(/Recovered after the interrupt\./);
       await vs.waitStatus(/Forge: idle/);
       await vs.shot("chat-continue");
+    });
+
+    it("@forge /explain (a contributed command) and /greet (the workspace's, typed) run as commands", async () => {
+      const prompts = () => {
+        const dir = path.join(ws, ".forge", "transcripts");
+        return fs.readdirSync(dir).map((f) => fs.readFileSync(path.join(dir, f), "utf8").split("## Prompt\n\n")[1] ?? "");
+      };
+      // The participant is sticky: after a turn the input holds "@forge " already; start from an empty input.
+      await chat().locator(".interactive-input-editor .monaco-editor, .chat-input-container .monaco-editor").first().click();
+      await vs.page.keyboard.press("Control+A");
+      await vs.page.keyboard.press("Backspace");
+      await ask("@forge /explain README.md");
+      await responseText(/It is the readme\./);
+      await vs.waitStatus(/Forge: idle/);
+      await vs.shot("chat-explain");
+      assert.ok(prompts().some((p) => p.startsWith("Explain README.md: what it does")), JSON.stringify(prompts()));
+      await chat().locator(".interactive-input-editor .monaco-editor, .chat-input-container .monaco-editor").first().click();
+      await vs.page.keyboard.press("Control+A");
+      await vs.page.keyboard.press("Backspace");
+      await ask("@forge /greet Ada");
+      await responseText(/Bonjour, Ada\./);
+      await vs.waitStatus(/Forge: idle/);
+      await vs.shot("chat-greet");
+      assert.ok(prompts().some((p) => p.startsWith("Say hello to Ada in French.")), JSON.stringify(prompts()));
     });
   });
 });
