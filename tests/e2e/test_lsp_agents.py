@@ -97,3 +97,29 @@ async def test_an_untrusted_workspaces_agents_are_ignored_and_reported(client: L
     assert sage["source"] == "builtin" and sage["tools"] == ["read", "fs_search", "fetch", "followup"]
     # The Trust question names it with the other ignored keys.
     await until(lambda: any("yolo.md" in r.message for r in client.answers.requests))  # type: ignore[attr-defined]
+
+
+async def test_saving_a_user_agent_in_the_editor_loads_it(client: LanguageClient, ws: Path) -> None:
+    from conftest import ENV  # the server's environment: its user config folder
+
+    folder = Path(ENV["XDG_CONFIG_HOME"]) / "forge-lsp" / "agents"
+    folder.mkdir(parents=True, exist_ok=True)
+    agent = folder / "planner-e2e.md"
+    try:
+        assert "planner-e2e" not in [a["id"] for a in (await command(client, "forge.listAgents", {}))["agents"]]
+        agent.write_text("---\ntitle: Planner\n---\nPlan.\n")  # written while the server runs
+        assert "planner-e2e" not in [a["id"] for a in (await command(client, "forge.listAgents", {}))["agents"]]
+        client.text_document_did_save(t.DidSaveTextDocumentParams(text_document=t.TextDocumentIdentifier(uri=agent.as_uri())))
+        await until_listed(client, "planner-e2e")
+    finally:
+        agent.unlink()
+
+
+async def until_listed(client: LanguageClient, agent_id: str) -> None:
+    import asyncio
+    import time
+
+    deadline = time.monotonic() + 20
+    while agent_id not in [a["id"] for a in (await command(client, "forge.listAgents", {}))["agents"]]:
+        assert time.monotonic() < deadline, f"{agent_id} never listed"
+        await asyncio.sleep(0.1)

@@ -73,12 +73,16 @@ vim.schedule(function()
     assert(table.concat(s, ",") == "sage", vim.inspect(s))
     assert(forge.statusline() == "Forge: idle", forge.statusline())
 
-    -- :ForgeAgent sage: the conversation's agent; the statusline names it.
-    vim.cmd("ForgeAgent sage")
-    wait(10000, "sage not set", function()
-      return noted("Forge: agent sage for this conversation") ~= nil
+    -- The conversation's agent set behind the plugin's back (as after a restart: it is kept with the
+    -- conversation): the statusline cannot know it yet; the next turn's turnStarted tells it.
+    local set
+    require("forge.client").execute("forge.setAgent", { id = "sage" }, function(result)
+      set = result
     end)
-    assert(forge.statusline() == "Forge (sage): idle", forge.statusline())
+    wait(10000, "sage not set", function()
+      return set ~= nil
+    end)
+    assert(forge.statusline() == "Forge: idle", forge.statusline())
 
     -- A turn under sage: its write is refused, nothing written.
     script({ { tool_calls = { { name = "write", arguments = { file_path = "notes.txt", content = "x" } } } }, { text = "ok" } })
@@ -98,6 +102,13 @@ vim.schedule(function()
     end
     assert(refused, vim.inspect(events))
     assert(forge.statusline():find("^Forge %(sage%): idle"), forge.statusline())
+
+    -- :ForgeAgent forge: the default again; the statusline no longer names an agent.
+    vim.cmd("ForgeAgent forge")
+    wait(10000, "forge not set", function()
+      return noted("Forge: agent forge for this conversation") ~= nil
+    end)
+    assert(forge.statusline():find("^Forge: idle"), forge.statusline())
 
     -- An unknown id: one error line naming the agents.
     vim.cmd("ForgeAgent nope")
@@ -119,8 +130,9 @@ vim.schedule(function()
     wait(10000, "no pick", function()
       return asked ~= nil
     end)
-    assert(asked.prompt == "Forge agent (now sage)", asked.prompt)
-    assert(#asked.titles == 4 and asked.titles[3]:find("^sage %(current%) · Sage — "), vim.inspect(asked.titles))
+    assert(asked.prompt == "Forge agent (now forge)", asked.prompt)
+    assert(#asked.titles == 4 and asked.titles[1]:find("^forge %(current%) · Forge — "), vim.inspect(asked.titles))
+    assert(asked.titles[3]:find("^sage · Sage — "), vim.inspect(asked.titles))
     assert(asked.titles[4]:find("^reviewer · Reviewer — Reviews code"), vim.inspect(asked.titles))
     asked.on_choice(asked.items[2], 2)
     wait(10000, "muse not set", function()

@@ -235,3 +235,41 @@ def test_an_untrusted_workspaces_agents_are_reported_with_the_other_ignored_keys
         assert runtime.agent("helper").source == "workspace" and runtime.ignored_keys() == []
     finally:
         runtime.close()
+
+
+def test_an_unknown_agent_whose_file_is_broken_or_ignored_says_so(workspace: Path, tmp_path: Path) -> None:
+    user = tmp_path / "user" / "config.toml"
+    write(user_agents_dir(user) / "reviewer.md", "---\nmax_requests_per_turn: 0\n---\nbody\n")
+    write(workspace / AGENTS_DIR / "helper.md", "---\ntitle: Helper\n---\nhelp\n")
+    runtime = WorkspaceRuntime(workspace, user_config=user)
+    try:
+        with pytest.raises(UnknownAgent, match=r"unknown agent 'reviewer' \(.*reviewer.md:2 is not loaded: max_requests"):
+            runtime.agent("reviewer")
+        with pytest.raises(
+            UnknownAgent, match=r"unknown agent 'helper' \(.*helper.md is ignored: this workspace is not trusted\)"
+        ):
+            runtime.agent("helper")
+    finally:
+        runtime.close()
+
+
+def test_an_agents_folder_linked_out_of_the_workspace_cannot_be_trusted(workspace: Path, tmp_path: Path) -> None:
+    from forge_lsp.trust import refusal
+
+    outside = tmp_path / "elsewhere"
+    write(outside / "yolo.md", "---\ntools: ['*']\n---\nanything\n")
+    (workspace / ".forge").mkdir()
+    (workspace / AGENTS_DIR).symlink_to(outside)
+    reason = refusal(workspace)
+    assert reason is not None and ".forge/agents is a link outside the workspace" in reason
+
+
+def test_an_agents_reasoning_reaches_litellm_as_its_arguments() -> None:
+    from forge_lsp.llm.litellm_adapter import reasoning_kwargs
+
+    assert reasoning_kwargs(None) == {}
+    assert reasoning_kwargs({"effort": "high"}) == {"reasoning_effort": "high"}
+    assert reasoning_kwargs({"max_tokens": 2048}) == {"thinking": {"type": "enabled", "budget_tokens": 2048}}
+    assert reasoning_kwargs({"enabled": False, "effort": "high"}) == {}
+    found = problems_of("---\nid: x\nreasoning:\n  effort: extreme\n---\n")
+    assert found == [(3, "reasoning: effort must be one of low, medium, high, got 'extreme'; this agent is not loaded")]

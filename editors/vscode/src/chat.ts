@@ -8,6 +8,7 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { ExecuteCommandRequest, LanguageClient } from "vscode-languageclient/node";
+import { agentArgument, agentList } from "./agents";
 import { chatParts, ForgeEvent } from "./events";
 import { chatPrompt } from "./slash";
 
@@ -90,17 +91,46 @@ function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** `@forge /agent ID`: that agent for the conversation from its next turn; `/agent` alone lists them. */
+async function chooseAgent(
+  c: LanguageClient,
+  prompt: string,
+  stream: vscode.ChatResponseStream,
+  onAgent: (agent: string) => void,
+): Promise<vscode.ChatResult> {
+  const id = agentArgument(prompt);
+  try {
+    if (!id) {
+      stream.markdown(agentList(await c.sendRequest(ExecuteCommandRequest.type, { command: "forge.listAgents", arguments: [{}] })));
+      return {};
+    }
+    const result = (await c.sendRequest(ExecuteCommandRequest.type, { command: "forge.setAgent", arguments: [{ id }] })) as {
+      agent: string;
+      title: string;
+    };
+    onAgent(result.agent);
+    stream.markdown(`Agent **${result.agent}** (${result.title}) for this conversation, from the next prompt.`);
+    return { metadata: { agent: result.agent } };
+  } catch (err) {
+    return { errorDetails: { message: `Forge: ${messageOf(err)}` } };
+  }
+}
+
 /** Registers @forge, its Continue command and (where VS Code has the API) the Forge model. */
 export function registerChat(
   context: vscode.ExtensionContext,
   client: () => LanguageClient | undefined,
   events: vscode.Event<ForgeEvent>,
+  onAgent: (agent: string) => void = () => undefined,
 ): void {
   const handler: vscode.ChatRequestHandler = async (request, _chat, stream, token) => {
     const c = client();
     if (!c) {
       stream.markdown("The Forge server is not running: **Forge: Restart Server**, and see the *Forge* output.");
       return {};
+    }
+    if (request.command === "agent") {
+      return chooseAgent(c, request.prompt, stream, onAgent);
     }
     // /review, /test, /explain (contributed) go to the server as "/name text"; it expands them, and any other
     // "/name args" typed in the text (the user's and the workspace's own commands).

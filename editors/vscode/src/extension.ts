@@ -9,6 +9,7 @@ import {
   TransportKind,
   WorkDoneProgress,
 } from "vscode-languageclient/node";
+import { agentItems, withAgent } from "./agents";
 import { registerChat } from "./chat";
 import { conversationItems, ForgeEvent, Notice, statusText, turnNotice } from "./events";
 import { ForgeSettings, initializationOptions, serverCommand, serverSettings } from "./settings";
@@ -19,6 +20,26 @@ let output: vscode.OutputChannel;
 let status: vscode.StatusBarItem;
 // Every forge/event, for the chat participant (the client takes one handler per notification).
 const forgeEvents = new vscode.EventEmitter<ForgeEvent>();
+// The status bar: the turn's state (statusText) with the agent named when it is not forge: the running
+// turn's (turnStarted says it), else the conversation's (forge.setAgent, forge.status).
+let turnStatus = "$(check) Forge: idle";
+let conversationAgent: string | undefined;
+let turnAgent: string | undefined;
+
+function showStatus(): void {
+  status.text = withAgent(turnStatus, turnAgent ?? conversationAgent);
+}
+
+function setAgent(agent: unknown): void {
+  conversationAgent = typeof agent === "string" ? agent : undefined;
+  showStatus();
+}
+
+/** The conversation's agent as the server has it (after another conversation was opened). */
+async function refreshAgent(): Promise<void> {
+  const s = (await forgeCommand("forge.status")) as { agent?: string } | undefined;
+  setAgent(s?.agent);
+}
 
 function readSettings(): ForgeSettings {
   const c = vscode.workspace.getConfiguration("forge");
@@ -59,7 +80,15 @@ async function startClient(): Promise<void> {
   // The server logs one line per event (window/logMessage, into this channel): the extension adds
   // none of its own, so each event is in the output once.
   client.onNotification("forge/event", (event: ForgeEvent) => {
-    status.text = statusText(status.text, event);
+    turnStatus = statusText(turnStatus, event);
+    if (event.type === "turnStarted") {
+      turnAgent = typeof event.agent === "string" ? event.agent : undefined;
+      // Not known yet (nothing asked since the start): the turn's agent is the best guess of the conversation's.
+      conversationAgent ??= turnAgent;
+    } else if (event.type === "turnFinished") {
+      turnAgent = undefined;
+    }
+    showStatus();
     forgeEvents.fire(event);
     const notice = turnNotice(event);
     if (notice) {
@@ -67,6 +96,31 @@ async function startClient(): Promise<void> {
     }
   });
   await client.start();
+  // The conversation's agent is learnt from the next turn (turnStarted), Select Agent or Status: asking at
+  // start would open the workspace's state (and make .forge/) in every folder VS Code opens.
+}
+
+/** Forge: Select Agent: the agents in a quick pick, the chosen one the conversation's from its next turn. */
+async function selectAgent(): Promise<void> {
+  const list = await forgeCommand("forge.listAgents");
+  const items = agentItems(list);
+  if (items.length === 0) {
+    return;
+  }
+  const current = (list as { current?: string }).current;
+  const picked = await vscode.window.showQuickPick(items, {
+    placeHolder: `Forge agent for this conversation (now ${String(current)})`,
+    matchOnDescription: true,
+    matchOnDetail: true,
+  });
+  if (!picked) {
+    return;
+  }
+  const result = (await forgeCommand("forge.setAgent", { id: picked.id })) as { agent: string } | undefined;
+  if (result) {
+    setAgent(result.agent);
+    void vscode.window.showInformationMessage(`Forge: agent ${result.agent} for this conversation`);
+  }
 }
 
 async function runAgent(given?: unknown): Promise<void> {
@@ -164,6 +218,7 @@ async function openConversation(): Promise<void> {
     return;
   }
   await client.sendRequest(ExecuteCommandRequest.type, { command: "forge.openConversation", arguments: [{ id: picked.id }] });
+  void refreshAgent();
   void vscode.window.showInformationMessage(`Forge: conversation "${picked.label}" is open; the next run continues it.`);
 }
 
@@ -177,12 +232,12 @@ function show(notice: Notice): void {
   void fn(notice.message);
 }
 
-async function forgeCommand(name: string): Promise<unknown> {
+async function forgeCommand(name: string, arg: Record<string, unknown> = {}): Promise<unknown> {
   if (!client) {
     return undefined;
   }
   try {
-    return await client.sendRequest(ExecuteCommandRequest.type, { command: name, arguments: [{}] });
+    return await client.sendRequest(ExecuteCommandRequest.type, { command: name, arguments: [arg] });
   } catch (err) {
     reportError(err);
     return undefined;
@@ -192,10 +247,10 @@ async function forgeCommand(name: string): Promise<unknown> {
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   output = vscode.window.createOutputChannel("Forge");
   status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 10);
-  status.text = "$(check) Forge: idle";
+  status.text = turnStatus;
   status.command = "forge.showStatus";
   status.show();
-  registerChat(context, () => client, forgeEvents.event);
+  registerChat(context, () => client, forgeEvents.event, setAgent);
   context.subscriptions.push(
     output,
     status,
@@ -204,9 +259,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("forge.runCommand", runCommand),
     vscode.commands.registerCommand("forge.cancelTurn", () => forgeCommand("forge.cancel")),
     vscode.commands.registerCommand("forge.showStatus", async () => {
-      const s = (await forgeCommand("forge.status")) as { running: boolean; model: string; limit: number } | undefined;
+      const s = (await forgeCommand("forge.status")) as { running: boolean; model: string; limit: number; agent?: string } | undefined;
       if (s) {
-        void vscode.window.showInformationMessage(`Forge: ${s.running ? "running" : "idle"} · ${s.model} · limit ${s.limit}`);
+        setAgent(s.agent);
+        const agent = s.agent && s.agent !== "forge" ? ` · agent ${s.agent}` : "";
+        void vscode.window.showInformationMessage(`Forge: ${s.running ? "running" : "idle"} · ${s.model} · limit ${s.limit}${agent}`);
       }
     }),
     vscode.commands.registerCommand("forge.showEffectiveConfig", async () => {
@@ -219,7 +276,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         output.show(true);
       }
     }),
-    vscode.commands.registerCommand("forge.startNewConversation", () => forgeCommand("forge.newConversation")),
+    vscode.commands.registerCommand("forge.startNewConversation", async () => {
+      if (await forgeCommand("forge.newConversation")) {
+        setAgent("forge"); // a new conversation starts with forge
+      }
+    }),
+    vscode.commands.registerCommand("forge.selectAgent", selectAgent),
     vscode.commands.registerCommand("forge.trustWorkspace", trustWorkspace),
     vscode.commands.registerCommand("forge.pickConversation", openConversation),
     // The user trusted the folder in VS Code (Manage Workspace Trust): the server hears it at once.

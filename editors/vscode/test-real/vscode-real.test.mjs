@@ -476,4 +476,67 @@ describe("real VS Code (code-server 1.139, Chromium)", { skip, timeout: 600_000 
       assert.ok(prompts().some((p) => p.startsWith("Say hello to Ada in French.")), JSON.stringify(prompts()));
     });
   });
+  describe("agents (issue 27): Forge: Select Agent, the status bar, @forge /agent", () => {
+    let vs;
+    let tmp;
+    let ws;
+    const chat = () => vs.page.locator(".part.auxiliarybar");
+    before(async () => {
+      tmp = fs.mkdtempSync(path.join(os.tmpdir(), "forge-vscode-real-agents-"));
+      ws = path.join(tmp, "project");
+      fs.mkdirSync(ws);
+      const script = path.join(tmp, "script.json");
+      const write = { tool_calls: [{ name: "write", arguments: { file_path: "notes.md", content: "notes\n" } }] };
+      fs.writeFileSync(script, JSON.stringify({ responses: [write, { text: "Sage cannot write." }] }));
+      vs = new RealVSCode({ vsix, workspace: ws, name: "agents", settings: { "forge.pythonPath": python, "forge.model": `scripted/${script}` } });
+      await vs.start();
+    });
+    after(async () => {
+      await vs?.stop();
+      if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+    });
+
+    it("Forge: Select Agent lists the agents; sage picked, the status bar names it and its turn cannot write", async () => {
+      await vs.waitStatus(/Forge: idle/);
+      await vs.command("Forge: Select Agent");
+      const rows = vs.page.locator(".quick-input-widget .monaco-list-row");
+      // The palette's rows go once the agents' pick is up (its placeholder names the current agent).
+      await vs.page.locator(".quick-input-widget input[placeholder*='now forge']").waitFor({ state: "visible" });
+      await sleep(300);
+      const labels = await rows.evaluateAll((els) => els.map((el) => el.querySelector(".label-name")?.textContent ?? ""));
+      await vs.shot("select-agent-pick");
+      assert.deepEqual(labels, ["forge", "muse", "sage"]);
+      await vs.page.locator(".quick-input-widget .monaco-list-row", { hasText: "sage" }).first().click();
+      await vs.waitToast(/^Forge: agent sage for this conversation$/);
+      await vs.clearNotifications();
+      assert.equal((await vs.waitStatus(/Forge \(sage\): idle/)).trim(), "Forge (sage): idle");
+      await vs.command("Forge: Run Agent");
+      await vs.answerInput("write notes.md", "What should Forge do?");
+      await vs.waitToast(/^Forge: turn completed \(2 requests, 1 tool call, 1 failure\)$/);
+      await vs.shot("select-agent-turn");
+      assert.ok(!fs.existsSync(path.join(ws, "notes.md")), "sage wrote a file");
+      assert.match(vs.forgeLog(), /tool write is not available to agent sage/);
+      await vs.waitStatus(/Forge \(sage\): idle/);
+      await vs.clearNotifications();
+    });
+
+    it("@forge /agent muse chooses muse; the status bar follows; New Conversation is forge again", async () => {
+      await chat().locator(".interactive-input-editor .monaco-editor, .chat-input-container .monaco-editor").first().click();
+      await vs.page.keyboard.type("@forge /agent muse");
+      await vs.page.keyboard.press("Enter");
+      const end = Date.now() + 30_000;
+      let text = "";
+      while (Date.now() < end && !/Agent muse \(Muse\) for this conversation/.test(text)) {
+        text = await chat().locator(".interactive-list").innerText().catch(() => "");
+        await sleep(200);
+      }
+      await vs.shot("chat-agent-muse");
+      assert.match(text, /Agent muse \(Muse\) for this conversation/);
+      await vs.waitStatus(/Forge \(muse\): idle/);
+      await vs.command("Forge: New Conversation");
+      // (the last turn's usage stays after it: "Forge: idle · 612 tokens, cost unknown")
+      const plain = await vs.waitStatus(/^\s*Forge: idle/);
+      assert.match(plain.trim(), /^Forge: idle( ·|$)/);
+    });
+  });
 });

@@ -513,7 +513,13 @@ class WorkspaceRuntime:
         """The agent of that id in force; UnknownAgent naming the ones there are."""
         found = self.agents.agents.get(agent_id) if isinstance(agent_id, str) else None
         if found is None:
-            raise UnknownAgent(f"unknown agent {agent_id!r}; agents: {', '.join(self.agents.agents.ids())}")
+            why = ""
+            named = [p for p in self.agents.ignored + self.agents.problems if p.path is not None and p.path.stem == agent_id]
+            if named and named[0].code == UNTRUSTED:
+                why = f" ({named[0].path} is ignored: this workspace is not trusted)"
+            elif named:
+                why = f" ({named[0].path}:{named[0].line} is not loaded: {named[0].message})"
+            raise UnknownAgent(f"unknown agent {agent_id!r}{why}; agents: {', '.join(self.agents.agents.ids())}")
         return found
 
     def agent_of(self, session: Session) -> Agent:

@@ -181,11 +181,10 @@ def did_save(ls: ForgeLanguageServer, params: t.DidSaveTextDocumentParams) -> No
         runtime, rel, path = found
         if runtime.keep_trust_after_save(rel, doc.source):
             ls.user_saves.buffer_changed(runtime, rel, uri, path, doc.source)
-    if (
-        found is not None
-        or uri.endswith("/" + WORKSPACE_FILE)
-        or any(f"/.forge/{folder}/" in uri for folder in ("templates", "agents", "commands"))
-    ):
+    # An agent's or a command's file: the workspace's .forge/agents/ and .forge/commands/, or the user's
+    # ~/.config/forge-lsp/agents/ and commands/.
+    definition = ("/agents/" in uri or "/commands/" in uri) and uri.endswith(".md")
+    if found is not None or uri.endswith("/" + WORKSPACE_FILE) or "/.forge/templates/" in uri or definition:
         reload_files(ls)
 
 

@@ -104,6 +104,10 @@ local function handle_event(event)
     state.status = "running"
     state.turn_id = event.turnId
     state.turn_agent = event.agent
+    if state.agent == nil then
+      -- Not known yet (nothing asked since the start): the turn's agent is the best guess of the conversation's.
+      state.agent = event.agent
+    end
     state.interrupted = false
     require("forge.reply").close()
   elseif t == "toolCallStarted" then
