@@ -88,3 +88,33 @@ async def test_untrusted_workspace_commands_are_ignored_and_reported(client: Lan
     assert "greet" not in {c["name"] for c in listed["commands"]}
     with pytest.raises(JsonRpcException, match="/greet is this workspace.s command .* not trusted"):
         await command(client, "forge.run", {"prompt": "/greet Ada", "model": "scripted/echo"})
+
+
+async def test_saving_a_user_command_in_the_editor_loads_it(client: LanguageClient, ws: Path) -> None:
+    import asyncio
+    import time
+
+    from conftest import ENV  # the server's environment: its user config folder
+
+    folder = Path(ENV["XDG_CONFIG_HOME"]) / "forge-lsp" / "commands"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "mine-e2e.md"
+
+    async def names() -> list[str]:
+        return [c["name"] for c in (await command(client, "forge.listCommands", {}))["commands"]]
+
+    try:
+        assert "mine-e2e" not in await names()
+        path.write_text("---\ndescription: Mine\n---\nDo {{args}}\n")  # written while the server runs
+        assert "mine-e2e" not in await names()
+        client.text_document_did_save(t.DidSaveTextDocumentParams(text_document=t.TextDocumentIdentifier(uri=path.as_uri())))
+        deadline = time.monotonic() + 20
+        while "mine-e2e" not in await names():
+            assert time.monotonic() < deadline, "the saved command was never listed"
+            await asyncio.sleep(0.1)
+        assert (
+            next(c for c in (await command(client, "forge.listCommands", {}))["commands"] if c["name"] == "mine-e2e")["source"]
+            == "user"
+        )
+    finally:
+        path.unlink()
