@@ -157,3 +157,16 @@ def test_a_command_naming_an_agent_that_does_not_exist_is_not_loaded(tmp_path: P
     (problem,) = commands.problems
     assert (problem.path, problem.line, problem.key) == (path, 3, "agent")
     assert "no agent 'mues' (the agents are forge, muse, sage)" in problem.message
+
+
+def test_nothing_of_an_untrusted_workspaces_command_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import forge_lsp.core.commands as commands_module
+
+    write(tmp_path / "ws" / ".forge" / "commands", "slow.md", "---\nname: other\n---\nx\n")
+
+    def refuse(*args: object) -> str:
+        raise AssertionError("an untrusted workspace's command file was read")
+
+    monkeypatch.setattr(commands_module, "read_definition", refuse)
+    untrusted = load(tmp_path, trusted=False)
+    assert untrusted.untrusted == {"slow": tmp_path / "ws" / ".forge" / "commands" / "slow.md"} and untrusted.problems == []

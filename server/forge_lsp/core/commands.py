@@ -150,7 +150,7 @@ class Commands:
             found += _load_dir(root / WORKSPACE_DIR, WORKSPACE, root.resolve(), problems, agents)
         loaded = cls(found, problems)
         if root is not None and not trusted:
-            loaded.untrusted = _names(root / WORKSPACE_DIR, root.resolve())
+            loaded.untrusted = _names(root / WORKSPACE_DIR)
         return loaded
 
     def list(self) -> list[Command]:
@@ -196,16 +196,10 @@ def _problem(source: str, path: Path, message: str, line: int = 1, key: str = ""
     return ConfigProblem(source, key, message, path, line)
 
 
-def _names(folder: Path, root: Path) -> dict[str, Path]:
-    """The names of a folder's commands and their files, read as data only (nothing loaded)."""
-    names: dict[str, Path] = {}
-    for path in definitions(folder):
-        try:
-            name = parse(read_definition(path, root)).fields.get("name")
-        except (OSError, ValueError):
-            name = None
-        names.setdefault(name if isinstance(name, str) and NAME.fullmatch(name) else path.name[: -len(".md")], path)
-    return names
+def _names(folder: Path) -> dict[str, Path]:
+    """The untrusted workspace's command files by name: the file's name only (nothing of an untrusted file is
+    read or parsed: it may be large, or YAML made to be slow)."""
+    return {path.name[: -len(".md")]: path for path in definitions(folder)}
 
 
 def _load_dir(
