@@ -125,6 +125,21 @@ local ok, err = pcall(function()
   assert(explained, vim.inspect(prompts))
   out("PASS picked")
 
+  -- With a range: the selected lines go along with the command's prompt, as with :ForgeRun.
+  script({ { text = "It sets x to 1." } })
+  vim.cmd("1,1ForgeCommand explain this line")
+  wait(30000, "no turn for the ranged command", function()
+    return finished_turns() == 3
+  end)
+  local ranged = false
+  for _, path in ipairs(vim.fn.glob(ws .. "/.forge/transcripts/*.md", false, true)) do
+    local text = table.concat(vim.fn.readfile(path), "\n")
+    ranged = ranged or (text:find("Explain this line: what it does", 1, true) ~= nil
+      and text:find("(The user selected lines 1-1 of main.py:)", 1, true) ~= nil)
+  end
+  assert(ranged, vim.inspect(transcript_prompts()))
+  out("PASS range")
+
   -- An unknown command: one error line naming the commands; no turn.
   vim.cmd("ForgeCommand nope")
   wait(10000, "unknown command not told", function()
@@ -136,7 +151,7 @@ local ok, err = pcall(function()
     return false
   end)
   vim.wait(300)
-  assert(finished_turns() == 2, "a turn ran for an unknown command")
+  assert(finished_turns() == 3, "a turn ran for an unknown command")
   out("PASS unknown")
   assert(#deprecated == 0, "deprecated API used: " .. vim.inspect(deprecated))
 end)
