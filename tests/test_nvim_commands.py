@@ -22,6 +22,7 @@ def test_forge_command_in_headless_neovim(tmp_path: Path, flavour: str, nvim: st
     ws = tmp_path / "project"
     (ws / ".forge" / "commands").mkdir(parents=True)
     (ws / ".forge" / "commands" / "greet.md").write_text(GREET)
+    (ws / ".forge" / "commands" / "hi.md").write_text("---\ndescription: Say hi\n---\nSay hi to the user.\n")
     (ws / ".forge.toml").write_text("[retry]\nmin_delay_ms = 10\n")
     (ws / "main.py").write_text("x = 1\n")
     trust(ws, tmp_path / "state")  # after the command is written: trust covers it

@@ -31,7 +31,13 @@ async def test_run_a_workspace_command_and_list_commands(client: LanguageClient,
     config_changed(client, path)
     listed = await command(client, "forge.listCommands", {})
     by_name = {c["name"]: c for c in listed["commands"]}
-    assert by_name["greet"] == {"name": "greet", "description": "Greet someone", "source": "workspace", "path": str(path)}
+    assert by_name["greet"] == {
+        "name": "greet",
+        "description": "Greet someone",
+        "source": "workspace",
+        "takesArgs": True,
+        "path": str(path),
+    }
     assert {"review", "test", "explain"} <= set(by_name) and by_name["review"]["source"] == "builtin"
     summary = await command(client, "forge.run", {"prompt": "/greet Ada"})
     assert summary["status"] == "completed" and summary["text"] == "Bonjour"

@@ -77,7 +77,7 @@ local ok, err = pcall(function()
 
   -- Completion: the names (built-in and the workspace's), those starting with what is typed, none past the name.
   local all = vim.fn.getcompletion("ForgeCommand ", "cmdline")
-  assert(vim.deep_equal(all, { "explain", "greet", "review", "test" }), vim.inspect(all))
+  assert(vim.deep_equal(all, { "explain", "greet", "hi", "review", "test" }), vim.inspect(all))
   local some = vim.fn.getcompletion("ForgeCommand gr", "cmdline")
   assert(vim.deep_equal(some, { "greet" }), vim.inspect(some))
   local after = vim.fn.getcompletion("ForgeCommand greet A", "cmdline")
@@ -125,11 +125,29 @@ local ok, err = pcall(function()
   assert(explained, vim.inspect(prompts))
   out("PASS picked")
 
+  -- A picked command whose prompt uses no {{args}} runs without asking for them.
+  asked = nil
+  vim.ui.select = function(items, _, on_choice)
+    for _, item in ipairs(items) do
+      if item.name == "hi" then
+        return on_choice(item)
+      end
+    end
+  end
+  script({ { text = "Hi." } })
+  vim.cmd("ForgeCommand")
+  wait(30000, "no turn for the picked command without arguments", function()
+    return finished_turns() == 3
+  end)
+  assert(asked == nil, "asked for arguments: " .. tostring(asked))
+  assert(vim.tbl_contains(transcript_prompts(), "Say hi to the user."), vim.inspect(transcript_prompts()))
+  out("PASS picked without arguments")
+
   -- With a range: the selected lines go along with the command's prompt, as with :ForgeRun.
   script({ { text = "It sets x to 1." } })
   vim.cmd("1,1ForgeCommand explain this line")
   wait(30000, "no turn for the ranged command", function()
-    return finished_turns() == 3
+    return finished_turns() == 4
   end)
   local ranged = false
   for _, path in ipairs(vim.fn.glob(ws .. "/.forge/transcripts/*.md", false, true)) do
@@ -144,14 +162,14 @@ local ok, err = pcall(function()
   vim.cmd("ForgeCommand nope")
   wait(10000, "unknown command not told", function()
     for _, note in ipairs(notes) do
-      if note.msg:find("unknown command /nope; the commands are /explain, /greet, /review, /test", 1, true) then
+      if note.msg:find("unknown command /nope; the commands are /explain, /greet, /hi, /review, /test", 1, true) then
         return note.level == vim.log.levels.ERROR
       end
     end
     return false
   end)
   vim.wait(300)
-  assert(finished_turns() == 3, "a turn ran for an unknown command")
+  assert(finished_turns() == 4, "a turn ran for an unknown command")
   out("PASS unknown")
   assert(#deprecated == 0, "deprecated API used: " .. vim.inspect(deprecated))
 end)

@@ -78,6 +78,7 @@ def test_name_defaults_to_the_file_name_and_agent_model_are_kept(tmp_path: Path)
         "name": "plan-it",
         "description": "Plan",
         "source": "user",
+        "takesArgs": True,
         "agent": "muse",
         "model": "openai/gpt-4o",
         "path": str(tmp_path / "user" / "plan-it.md"),
@@ -170,3 +171,12 @@ def test_nothing_of_an_untrusted_workspaces_command_is_read(tmp_path: Path, monk
     monkeypatch.setattr(commands_module, "read_definition", refuse)
     untrusted = load(tmp_path, trusted=False)
     assert untrusted.untrusted == {"slow": tmp_path / "ws" / ".forge" / "commands" / "slow.md"} and untrusted.problems == []
+
+
+def test_takes_args_is_whether_the_prompt_uses_them(tmp_path: Path) -> None:
+    write(tmp_path / "user", "a.md", "---\ndescription: a\n---\nFix {{args}}\n")
+    write(tmp_path / "user", "b.md", "---\ndescription: b\n---\nFix the args of main\n")
+    write(tmp_path / "user", "c.md", "---\ndescription: c\n---\n{{#if args}}x{{/if}}\n")
+    by = load(tmp_path).by_name
+    assert (by["a"].takes_args, by["b"].takes_args, by["c"].takes_args) == (True, False, True)
+    assert all(c.takes_args for c in BUILTINS)

@@ -181,11 +181,14 @@ async function runCommand(): Promise<void> {
   if (!picked) {
     return;
   }
-  const args = await vscode.window.showInputBox({
-    prompt: `Arguments for /${picked.name} (optional: Enter runs it without)`,
-    placeHolder: picked.detail,
-    ignoreFocusOut: true,
-  });
+  // A command whose prompt uses no {{args}} runs at once.
+  const args = picked.takesArgs
+    ? await vscode.window.showInputBox({
+        prompt: `Arguments for /${picked.name} (optional: Enter runs it without)`,
+        placeHolder: picked.detail,
+        ignoreFocusOut: true,
+      })
+    : "";
   if (args === undefined) {
     return; // Escape: nothing runs
   }

@@ -6,6 +6,7 @@ export interface ForgeCommand {
   name: string;
   description: string;
   source: string;
+  takesArgs?: boolean;
   agent?: string;
 }
 
@@ -15,7 +16,9 @@ function sourceText(source: string): string {
 }
 
 /** Quick pick items for forge.listCommands' answer: "/name", where it comes from (and its agent), what it does. */
-export function commandItems(answer: unknown): { label: string; description: string; detail: string; name: string }[] {
+export function commandItems(
+  answer: unknown,
+): { label: string; description: string; detail: string; name: string; takesArgs: boolean }[] {
   const list = (answer as { commands?: unknown } | undefined)?.commands;
   if (!Array.isArray(list)) {
     return [];
@@ -27,6 +30,7 @@ export function commandItems(answer: unknown): { label: string; description: str
       description: c.agent ? `${sourceText(c.source)} · agent ${c.agent}` : sourceText(c.source),
       detail: c.description ?? "",
       name: c.name,
+      takesArgs: c.takesArgs !== false, // an older server does not say: ask
     }));
 }
 

@@ -17,14 +17,14 @@ ARGS_HINT = "arguments (optional)"
 
 
 def commands_update(runtime: WorkspaceRuntime) -> AvailableCommandsUpdate:
-    """The commands in force in the runtime's workspace, by name; a command that uses {{args}} asks for input."""
+    """The commands in force in the runtime's workspace, by name; one that uses {{args}} has an input hint."""
     return AvailableCommandsUpdate(
         session_update="available_commands_update",
         available_commands=[
             AvailableCommand(
                 name=command.name,
                 description=command.description,
-                input=AvailableCommandInput(root=UnstructuredCommandInput(hint=ARGS_HINT)) if "args" in command.body else None,
+                input=AvailableCommandInput(root=UnstructuredCommandInput(hint=ARGS_HINT)) if command.takes_args else None,
             )
             for command in runtime.commands.list()
         ],

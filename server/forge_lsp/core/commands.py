@@ -37,6 +37,7 @@ log = logging.getLogger(__name__)
 WORKSPACE_DIR = COMMANDS_DIR
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 _INVOCATION = re.compile(r"/(" + NAME.pattern + r")(?:\s+|$)")
+_USES_ARGS = re.compile(r"\{\{[^}]*\bargs\b")
 FIELDS = ("name", "description", "agent", "model")
 BUILTIN, USER, WORKSPACE = "builtin", "user", "workspace"
 """A command's source (forge.listCommands), as forge.listAgents names an agent's."""
@@ -60,13 +61,23 @@ class Command:
     model: str | None = None
 
     @property
+    def takes_args(self) -> bool:
+        """Whether its prompt uses {{args}} (a picker asks for them only then)."""
+        return _USES_ARGS.search(self.body) is not None
+
+    @property
     def origin(self) -> str:
         """Where it came from, for messages: its file, or "built-in"."""
         return str(self.path) if self.path is not None else "built-in"
 
     def to_dict(self) -> dict[str, Any]:
-        """forge.listCommands' entry: {name, description, source, agent?, model?, path?}."""
-        out: dict[str, Any] = {"name": self.name, "description": self.description, "source": self.source}
+        """forge.listCommands' entry: {name, description, source, takesArgs, agent?, model?, path?}."""
+        out: dict[str, Any] = {
+            "name": self.name,
+            "description": self.description,
+            "source": self.source,
+            "takesArgs": self.takes_args,
+        }
         if self.agent:
             out["agent"] = self.agent
         if self.model:

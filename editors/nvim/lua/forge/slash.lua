@@ -79,6 +79,10 @@ function M.run(name, args, opts, on_result)
       if not choice then
         return
       end
+      if choice.takesArgs == false then -- its prompt uses no {{args}}: nothing to ask
+        run(M.prompt(choice.name, ""), vim.tbl_extend("force", opts or {}, { bufnr = bufnr }), on_result)
+        return
+      end
       vim.ui.input({ prompt = "/" .. choice.name .. " arguments (optional): " }, function(input)
         if input == nil or not vim.api.nvim_buf_is_valid(bufnr) then
           return -- <Esc>: nothing runs

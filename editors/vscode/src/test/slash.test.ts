@@ -6,13 +6,13 @@ test("forge.listCommands' answer becomes quick pick items: /name, source and age
   const items = commandItems({
     commands: [
       { name: "review", description: "Review the diff", source: "builtin" },
-      { name: "plan", description: "Plan it", source: "workspace", agent: "muse" },
+      { name: "plan", description: "Plan it", source: "workspace", agent: "muse", takesArgs: false },
       { description: "no name" },
     ],
   });
   assert.deepEqual(items, [
-    { label: "/review", description: "built-in", detail: "Review the diff", name: "review" },
-    { label: "/plan", description: "workspace · agent muse", detail: "Plan it", name: "plan" },
+    { label: "/review", description: "built-in", detail: "Review the diff", name: "review", takesArgs: true },
+    { label: "/plan", description: "workspace · agent muse", detail: "Plan it", name: "plan", takesArgs: false },
   ]);
   assert.deepEqual(commandItems(undefined), []);
   assert.deepEqual(commandItems({ commands: "x" }), []);
