@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from test_nvim import ERRORS_ON_SCREEN, ROOT, neovims, trust, user_config
 
 GREET = "---\ndescription: Greet someone\n---\nSay hello to {{args}} in French.\n"

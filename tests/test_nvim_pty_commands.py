@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from test_nvim import neovims, trust
 from test_nvim_pty import TMUX, Screen, script
 
