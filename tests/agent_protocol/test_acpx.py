@@ -127,3 +127,17 @@ def test_mcp_servers_from_acpx_mcp_config_give_the_session_their_tools(acpx: Pat
             break
         time.sleep(0.1)
     assert processes_in(workspace) == []
+
+
+def test_a_slash_command_through_acpx_runs_the_command_and_shows_no_error(acpx: Path, workspace: Path) -> None:
+    """acpx sends "/greet Ada" as the prompt's text (the available_commands_update comes with the session)."""
+    folder = workspace / ".forge" / "commands"
+    folder.mkdir(parents=True)
+    (folder / "greet.md").write_text("---\ndescription: Greet someone\n---\nSay hello to {{args}} in French.\n")
+    workspace_with(workspace, {"text": "Bonjour, Ada."})  # trusted after the command is written
+    p = run_acpx(acpx, workspace, "/greet Ada")
+    out = p.stdout + p.stderr
+    assert p.returncode == 0, out
+    assert "Bonjour, Ada." in out and "[error]" not in out, out
+    (transcript,) = (workspace / ".forge" / "transcripts").glob("*.md")
+    assert "## Prompt\n\nSay hello to Ada in French." in transcript.read_text()

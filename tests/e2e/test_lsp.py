@@ -32,6 +32,7 @@ COMMANDS = [
     "forge.restartMcpServer",
     "forge.setAgent",
     "forge.listAgents",
+    "forge.listCommands",
 ]
 
 

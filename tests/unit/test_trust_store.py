@@ -60,8 +60,12 @@ def test_untrusted_until_trusted_then_a_changed_file_asks_again(ws: Path) -> Non
             or (ws / ".forge" / "templates" / "forge-system-prompt.md").write_text("x")
         ),
         lambda ws: (ws / ".forge.toml").unlink(),
+        lambda ws: (
+            (ws / ".forge" / "commands").mkdir(parents=True)
+            or (ws / ".forge" / "commands" / "review.md").write_text("---\nname: review\n---\nx\n")
+        ),
     ],
-    ids=["script", "template-added", "config-removed"],
+    ids=["script", "template-added", "config-removed", "command-added"],
 )
 def test_every_trust_relevant_file_is_in_the_fingerprint(ws: Path, change) -> None:  # type: ignore[no-untyped-def]
     before = fingerprint(ws)
@@ -187,7 +191,9 @@ def test_a_pull_that_changes_a_links_target_asks_again(ws: Path, name: str) -> N
     assert store.state(ws) == CHANGED
 
 
-@pytest.mark.parametrize("name", [".forge.toml", "script.json", ".forge/templates/forge-system-prompt.md"])
+@pytest.mark.parametrize(
+    "name", [".forge.toml", "script.json", ".forge/templates/forge-system-prompt.md", ".forge/commands/review.md"]
+)
 def test_a_trust_relevant_link_out_of_the_workspace_cannot_be_trusted(ws: Path, tmp_path: Path, name: str) -> None:
     outside = tmp_path / "outside"
     outside.write_text(TOML if name == ".forge.toml" else '{"responses": []}')

@@ -11,6 +11,7 @@ import { ExecuteCommandRequest, LanguageClient } from "vscode-languageclient/nod
 import { editorContext } from "./actions";
 import { agentArgument, agentList } from "./agents";
 import { chatParts, ForgeEvent } from "./events";
+import { chatPrompt } from "./slash";
 
 /** The participant's id (package.json contributes.chatParticipants) and the model vendor. */
 export const PARTICIPANT_ID = "forge-lsp.forge";
@@ -134,7 +135,9 @@ export function registerChat(
     if (request.command === "agent") {
       return chooseAgent(c, request.prompt, stream, onAgent);
     }
-    const prompt = request.command === "continue" ? CONTINUE_PROMPT : request.prompt;
+    // /review, /test, /explain (contributed) go to the server as "/name text"; it expands them, and any other
+    // "/name args" typed in the text (the user's and the workspace's own commands).
+    const prompt = request.command === "continue" ? CONTINUE_PROMPT : chatPrompt(request.command, request.prompt);
     if (!prompt.trim()) {
       stream.markdown("Tell @forge what to do, e.g. `@forge fix the failing test`.");
       return {};

@@ -15,6 +15,7 @@ import { registerChat } from "./chat";
 import { conversationItems, ForgeEvent, Notice, statusText, turnNotice } from "./events";
 import { mcpServers, McpItem, McpServer, serverActions, serverItems, stateText } from "./mcp";
 import { ForgeSettings, initializationOptions, serverCommand, serverSettings } from "./settings";
+import { commandItems, commandPrompt } from "./slash";
 
 let client: LanguageClient | undefined;
 let output: vscode.OutputChannel;
@@ -128,11 +129,12 @@ async function selectAgent(): Promise<void> {
   }
 }
 
-async function runAgent(): Promise<void> {
+async function runAgent(given?: unknown): Promise<void> {
   if (!client) {
     return;
   }
-  const prompt = await vscode.window.showInputBox({ prompt: "What should Forge do?", ignoreFocusOut: true });
+  // A prompt given by the caller (Run Command); from the palette, asked for.
+  const prompt = typeof given === "string" ? given : await vscode.window.showInputBox({ prompt: "What should Forge do?", ignoreFocusOut: true });
   if (!prompt) {
     return;
   }
@@ -170,6 +172,34 @@ async function runTurn(arg: RunArg): Promise<unknown> {
       }
     },
   );
+}
+
+/** Forge: Run Command…: pick one of the server's commands, give its arguments, run it as "/name args". */
+async function runCommand(): Promise<void> {
+  const items = commandItems(await forgeCommand("forge.listCommands"));
+  if (items.length === 0) {
+    return;
+  }
+  const picked = await vscode.window.showQuickPick(items, {
+    placeHolder: "Run a Forge command",
+    matchOnDescription: true,
+    matchOnDetail: true,
+  });
+  if (!picked) {
+    return;
+  }
+  // A command whose prompt uses no {{args}} runs at once.
+  const args = picked.takesArgs
+    ? await vscode.window.showInputBox({
+        prompt: `Arguments for /${picked.name} (optional: Enter runs it without)`,
+        placeHolder: picked.detail,
+        ignoreFocusOut: true,
+      })
+    : "";
+  if (args === undefined) {
+    return; // Escape: nothing runs
+  }
+  await runAgent(commandPrompt(picked.name, args));
 }
 
 /** A request the server refused, as one error notification (its message says what to do). */
@@ -278,6 +308,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     status,
     forgeEvents,
     vscode.commands.registerCommand("forge.runAgent", runAgent),
+    vscode.commands.registerCommand("forge.runCommand", runCommand),
     vscode.commands.registerCommand("forge.cancelTurn", () => forgeCommand("forge.cancel")),
     vscode.commands.registerCommand("forge.showStatus", async () => {
       const s = (await forgeCommand("forge.status")) as { running: boolean; model: string; limit: number; agent?: string } | undefined;

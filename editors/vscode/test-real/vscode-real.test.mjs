@@ -174,13 +174,20 @@ describe("real VS Code (code-server 1.139, Chromium)", { skip, timeout: 600_000 
     });
   });
 
-  describe("conversations and usage (issue 12): Forge: Open Conversation, the status bar's tokens", () => {
+  describe("conversations and usage (issue 12): Forge: Open Conversation, the status bar's tokens; Forge: Run Command…", () => {
     let vs;
     let tmp;
+    let ws;
     before(async () => {
       tmp = fs.mkdtempSync(path.join(os.tmpdir(), "forge-vscode-real-conv-"));
-      const ws = path.join(tmp, "project");
+      ws = path.join(tmp, "project");
       fs.mkdirSync(ws);
+      // A workspace command (issue 27): trusted here, so Forge: Run Command… offers it.
+      fs.mkdirSync(path.join(ws, ".forge", "commands"), { recursive: true });
+      fs.writeFileSync(
+        path.join(ws, ".forge", "commands", "greet.md"),
+        "---\ndescription: Greet someone in French\n---\nSay hello to {{args}} in French.\n",
+      );
       const script = path.join(tmp, "script.json");
       const usage = (p, c) => ({ usage: { prompt_tokens: p, completion_tokens: c } });
       fs.writeFileSync(
@@ -190,6 +197,7 @@ describe("real VS Code (code-server 1.139, Chromium)", { skip, timeout: 600_000 
             { text: "Alpha done.", ...usage(1200, 34) },
             { text: "Beta done.", ...usage(700, 50) },
             { text: "Alpha again.", ...usage(900, 10) },
+            { text: "Bonjour, Ada." },
           ],
         }),
       );
@@ -276,6 +284,26 @@ describe("real VS Code (code-server 1.139, Chromium)", { skip, timeout: 600_000 
       // (docs/config.md says so): the extension sends only the keys it declares.
       assert.ok(lines.some((l) => /^\s+model = "scripted\/.*" \(editor\)$/.test(l)), log);
       assert.ok(lines.includes("  tools.shell.max_failures = null (default)"), log);
+    });
+
+    it("Forge: Run Command… lists the commands; picking /greet and typing its arguments runs it", async () => {
+      await vs.closeEditors();
+      await vs.command("Forge: Run Command…");
+      const rows = vs.page.locator(".quick-input-widget .monaco-list-row");
+      await rows.first().waitFor({ state: "visible" });
+      await sleep(300);
+      const labels = await rows.evaluateAll((els) => els.map((el) => el.querySelector(".label-name")?.textContent ?? ""));
+      await vs.shot("run-command-pick");
+      assert.deepEqual(labels, ["/explain", "/greet", "/review", "/test"], JSON.stringify(labels));
+      await vs.page.locator(".quick-input-widget .monaco-list-row", { hasText: "/greet" }).first().click();
+      await vs.shot("run-command-args");
+      await vs.answerInput("Ada", "Arguments for /greet");
+      await vs.waitToast(/^Forge: turn completed \(1 request, 0 tool calls, 0 failures\)$/);
+      await vs.shot("run-command-done");
+      // The server expanded it: the turn's prompt is the command's, with the arguments in it.
+      const dir = path.join(ws, ".forge", "transcripts");
+      const prompts = fs.readdirSync(dir).map((f) => fs.readFileSync(path.join(dir, f), "utf8"));
+      assert.ok(prompts.some((t) => t.includes("## Prompt\n\nSay hello to Ada in French.")), prompts.join("\n---\n"));
     });
   });
 
@@ -412,6 +440,8 @@ describe("real VS Code (code-server 1.139, Chromium)", { skip, timeout: 600_000 
       tmp = fs.mkdtempSync(path.join(os.tmpdir(), "forge-vscode-real-chat-"));
       ws = path.join(tmp, "project");
       fs.mkdirSync(ws);
+      fs.mkdirSync(path.join(ws, ".forge", "commands"), { recursive: true });
+      fs.writeFileSync(path.join(ws, ".forge", "commands", "greet.md"), "---\ndescription: Greet\n---\nSay hello to {{args}} in French.\n");
       const script = path.join(tmp, "script.json");
       fs.writeFileSync(
         script,
@@ -423,6 +453,8 @@ describe("real VS Code (code-server 1.139, Chromium)", { skip, timeout: 600_000 
             fail(),
             fail(),
             { text: "Recovered after the interrupt." },
+            { text: "It is the readme." },
+            { text: "Bonjour, Ada." },
           ],
         }),
       );
@@ -489,6 +521,30 @@ describe("real VS Code (code-server 1.139, Chromium)", { skip, timeout: 600_000 
       await responseText(/Recovered after the interrupt\./);
       await vs.waitStatus(/Forge: idle/);
       await vs.shot("chat-continue");
+    });
+
+    it("@forge /explain (a contributed command) and /greet (the workspace's, typed) run as commands", async () => {
+      const prompts = () => {
+        const dir = path.join(ws, ".forge", "transcripts");
+        return fs.readdirSync(dir).map((f) => fs.readFileSync(path.join(dir, f), "utf8").split("## Prompt\n\n")[1] ?? "");
+      };
+      // The participant is sticky: after a turn the input holds "@forge " already; start from an empty input.
+      await chat().locator(".interactive-input-editor .monaco-editor, .chat-input-container .monaco-editor").first().click();
+      await vs.page.keyboard.press("Control+A");
+      await vs.page.keyboard.press("Backspace");
+      await ask("@forge /explain README.md");
+      await responseText(/It is the readme\./);
+      await vs.waitStatus(/Forge: idle/);
+      await vs.shot("chat-explain");
+      assert.ok(prompts().some((p) => p.startsWith("Explain README.md: what it does")), JSON.stringify(prompts()));
+      await chat().locator(".interactive-input-editor .monaco-editor, .chat-input-container .monaco-editor").first().click();
+      await vs.page.keyboard.press("Control+A");
+      await vs.page.keyboard.press("Backspace");
+      await ask("@forge /greet Ada");
+      await responseText(/Bonjour, Ada\./);
+      await vs.waitStatus(/Forge: idle/);
+      await vs.shot("chat-greet");
+      assert.ok(prompts().some((p) => p.startsWith("Say hello to Ada in French.")), JSON.stringify(prompts()));
     });
   });
   describe("agents (issue 27): Forge: Select Agent, the status bar, @forge /agent", () => {

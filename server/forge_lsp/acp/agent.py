@@ -49,6 +49,7 @@ from acp.schema import (
 )
 
 from forge_lsp import __version__
+from forge_lsp.acp.commands import commands_update, expand_prompt
 from forge_lsp.acp.conversions import (
     ALLOW_ALWAYS,
     ALLOW_ONCE,
@@ -256,7 +257,9 @@ class ForgeAgent:
         runtime = self.runtime_for(cwd)
         session = self.adopt(await asyncio.to_thread(runtime.new_session), runtime)
         await self.give_servers(session, mcp_servers)
-        return NewSessionResponse(session_id=session.id, modes=await asyncio.to_thread(modes_of, session))
+        modes = await asyncio.to_thread(modes_of, session)
+        self.announce_commands(session)  # after the last await: the answer is sent first
+        return NewSessionResponse(session_id=session.id, modes=modes)
 
     async def give_servers(self, session: AcpSession, mcp_servers: Any) -> None:
         """The session's MCP servers (session/new, session/load): they start when its first prompt needs their
@@ -283,7 +286,9 @@ class ForgeAgent:
         session = self.adopt(core, runtime)
         await self.give_servers(session, mcp_servers)
         await self.replay(session, await asyncio.to_thread(runtime.history, core))
-        return LoadSessionResponse(modes=await asyncio.to_thread(modes_of, session))
+        modes = await asyncio.to_thread(modes_of, session)
+        self.announce_commands(session)  # after the last await: the answer is sent first
+        return LoadSessionResponse(modes=modes)
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
         """session/set_mode: the session's agent from its next prompt (kept with its conversation)."""
@@ -311,6 +316,22 @@ class ForgeAgent:
         found.sort(key=lambda pair: pair[0], reverse=True)
         return ListSessionsResponse(sessions=[info for _, info in found])
 
+    def announce_commands(self, session: AcpSession) -> None:
+        """available_commands_update: the workspace's /commands, sent once the session/new or session/load
+        answer is on its way (a client learns of the session first). Called after the method's last await:
+        the answer is queued when the method returns, before this task first runs."""
+
+        async def announce() -> None:
+            await asyncio.sleep(0)
+            try:
+                await self.update(session.id, commands_update(session.runtime))
+            except Exception as exc:  # a client gone away: nothing to tell
+                log.warning("available_commands_update: %s", exc)
+
+        task = asyncio.ensure_future(announce())
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+
     async def replay(self, session: AcpSession, history: list[ChatMessage]) -> None:
         """The stored conversation as session/update notifications, in order; the last todo_write is the plan again."""
         for update in history_updates(history, session.root):
@@ -320,11 +341,15 @@ class ForgeAgent:
         session = self.session(session_id)
         runtime = session.runtime
         try:
-            text = check_prompt(prompt_text(prompt))
+            check_prompt(prompt_text(prompt))
         except EmptyPrompt:
             raise invalid_params("the prompt has no text") from None
         except BadPrompt as exc:
             raise invalid_params(str(exc)) from None
+        try:
+            expansion = expand_prompt(runtime, prompt)  # "/name args": the command's prompt
+        except BadPrompt as exc:  # an unknown command, a template that fails: said in the chat, the turn ends
+            return await self.refuse(session, exc)
         ignored_keys = runtime.ignored_keys()
         if not session.told_trust and ignored_keys:
             session.told_trust = True
@@ -352,7 +377,9 @@ class ForgeAgent:
         refusal: TurnInProgress | NoModel | None = None
         session.prompting = True
         try:
-            summary: TurnSummary = await runtime.run(text, queue.put_nowait, session=session.core)
+            summary: TurnSummary = await runtime.run(
+                expansion.prompt, queue.put_nowait, expansion.model, session=session.core, agent=expansion.agent
+            )
         except (TurnInProgress, NoModel) as exc:
             refusal = exc
         finally:
@@ -380,7 +407,7 @@ class ForgeAgent:
         lines, untold[:] = list(untold), []
         return "".join(f"(forge-lsp: {redact(line)}.)\n\n" for line in lines) + told
 
-    async def refuse(self, session: AcpSession, exc: TurnInProgress | NoModel) -> PromptResponse:
+    async def refuse(self, session: AcpSession, exc: TurnInProgress | NoModel | BadPrompt) -> PromptResponse:
         """A prompt that cannot start (no model set, a turn running) ends its turn with the reason said, as a
         failed turn does: a JSON-RPC error here leaves some clients' chats "in progress", the reason unseen."""
         reason = redact(str(exc))

@@ -25,6 +25,7 @@ from acp.schema import (
     AgentMessageChunk,
     AgentPlanUpdate,
     AgentThoughtChunk,
+    AvailableCommandsUpdate,
     PermissionOption,
     PlanEntry,
     PlanEntryStatus,
@@ -122,7 +123,15 @@ def plan_entries(todos: list[dict[str, str]]) -> list[PlanEntry]:
 
 # -- session updates ---------------------------------------------------------
 
-Update = UserMessageChunk | AgentMessageChunk | AgentThoughtChunk | ToolCallStart | ToolCallProgress | AgentPlanUpdate
+Update = (
+    UserMessageChunk
+    | AgentMessageChunk
+    | AgentThoughtChunk
+    | ToolCallStart
+    | ToolCallProgress
+    | AgentPlanUpdate
+    | AvailableCommandsUpdate
+)
 """The session/update payloads forge-lsp sends."""
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, cast
 from forge_lsp.cli.ask import is_terminal
 from forge_lsp.cli.commands import conversations_command, trust_command, undo_command
 from forge_lsp.cli.exit_codes import EXIT_CANCELLED, EXIT_FAILED, EXIT_USAGE
-from forge_lsp.cli.headless import check_prompt, read_prompt, run_headless
+from forge_lsp.cli.headless import check_prompt, command_line, read_prompt, run_headless
 from forge_lsp.cli.parser import UsageError, build_parser
 from forge_lsp.cli.root import workspace_of
 from forge_lsp.render import say
@@ -109,6 +109,8 @@ def _main(argv: Sequence[str] | None) -> int:
     _setup_logging(args.verbose, args.log_file)
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     if args.command == "run":
+        if args.args:
+            args.prompt = command_line(args.prompt, args.args)
         if args.prompt == "-":
             args.prompt = read_prompt(sys.stdin)
             check_prompt(args.prompt, " on stdin")

@@ -72,7 +72,10 @@ async def run_headless(
         say(sys.stderr, untrusted_line(runtime.root, workspace, ignored, runtime.trust_state() == "changed", refused is None))
     printer = EventPrinter(out)
     try:
-        summary = await runtime.run(prompt, lambda e: printer(e.to_dict()), model, agent=agent)
+        expansion = runtime.expand_command(prompt)  # "/name args": the command's prompt
+        summary = await runtime.run(
+            expansion.prompt, lambda e: printer(e.to_dict()), model or expansion.model, agent=agent or expansion.agent
+        )
     except TurnInProgress as exc:
         say(sys.stderr, f"forge-lsp: {exc}")
         return EXIT_FAILED
@@ -128,6 +131,16 @@ def find_conversation(listed: list[dict[str, Any]], wanted: str, root: Path, wor
     shown = "; ".join(f"{c['id']} ({c['title'] or 'no turn yet'})" for c in matches[:MATCHES_LISTED])
     more = f"; and {len(matches) - MATCHES_LISTED} more" if len(matches) > MATCHES_LISTED else ""
     raise UsageError(f"{wanted!r} matches {len(matches)} conversations: {shown}{more}; give more of the id")
+
+
+def command_line(prompt: str, words: Sequence[str]) -> str:
+    """`forge-lsp run /name ARG...`: the command and its arguments as one prompt; UsageError for words after a
+    prompt that is not a /command (a prompt of several words is quoted)."""
+    from forge_lsp.core.commands import split_invocation
+
+    if split_invocation(prompt) is None:
+        raise UsageError(f'put the prompt in quotes: forge-lsp run "{prompt} {" ".join(words)}"')
+    return " ".join([prompt, *words])
 
 
 def read_prompt(stdin: TextIO) -> str:

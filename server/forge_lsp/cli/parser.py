@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command")
     run = sub.add_parser("run", parents=[common], help="run one agent turn headless and print its events")
     run.add_argument("prompt", help='what the agent should do; "-" reads it from stdin')
+    run.add_argument("args", nargs="*", metavar="ARG", help="after a /command, its arguments: forge-lsp run /explain src/app.py")
     run.add_argument("--workspace", "-w", help=WORKSPACE_HELP)
     run.add_argument("--model", "-m", help="model, e.g. openai/gpt-4o or scripted/demo")
     run.add_argument("--agent", "-a", metavar="ID", help="run the turn with this agent: forge (default), muse, sage or your own")

@@ -21,6 +21,7 @@ from typing import Any
 
 from forge_lsp.agents import LoadedAgents, load_agents, user_agents_dir
 from forge_lsp.config import UNTRUSTED, ConfigLoader, ConfigProblem, EffectiveConfig
+from forge_lsp.core.commands import Commands, Expansion
 from forge_lsp.core.errors import NoModel, TurnInProgress, UnknownAgent, check_prompt
 from forge_lsp.core.orchestrator import Emit, Orchestrator, TurnRequest
 from forge_lsp.core.session import Ask, Session, deny_all
@@ -32,6 +33,7 @@ from forge_lsp.domain.config import WORKSPACE_FILE, ForgeConfig
 from forge_lsp.domain.events import Event, TurnFinished, TurnSummary
 from forge_lsp.domain.messages import ChatMessage, ToolCall, ToolResult, Usage
 from forge_lsp.domain.template_names import SYSTEM_PROMPT, TURN_TEMPLATES
+from forge_lsp.frontmatter import definitions
 from forge_lsp.llm.litellm_adapter import LiteLLMModel
 from forge_lsp.mcp_config import McpSources, ServerSpec, acp_servers, load_servers, user_mcp_path
 from forge_lsp.state.store import StateStore
@@ -42,6 +44,7 @@ from forge_lsp.tools.mcp.manager import McpManager
 from forge_lsp.tools.registry import ToolRegistry
 from forge_lsp.tools.workspace import PathOutsideWorkspace, Workspace
 from forge_lsp.trust import (
+    COMMANDS_DIR,
     MCP_FILE,
     TEMPLATES_DIR,
     TRUSTED_DIRS,
@@ -169,6 +172,9 @@ class WorkspaceRuntime:
         self.registry = ToolRegistry()
         self.agents = LoadedAgents()
         self.reload_agents()
+        self.commands = Commands()
+        """The /commands in force: built-in, the user's, and a trusted workspace's .forge/commands."""
+        self.reload_commands()
         self._store: StateStore | None = None
         self.snapshots = Snapshots()
         self._undoing: str | None = None
@@ -237,7 +243,8 @@ class WorkspaceRuntime:
         return state
 
     def is_trust_file(self, path: Path) -> str | None:
-        """path relative to the root when trust covers it: .forge.toml, .mcp.json, a template, an agent, a trusted file (the script)."""
+        """path relative to the root when trust covers it: .forge.toml, .mcp.json, a template, an agent, a command,
+        a trusted file (the script)."""
         try:
             rel = (path.parent.resolve() / path.name).relative_to(self.root).as_posix()
         except (OSError, RuntimeError, ValueError):
@@ -302,13 +309,16 @@ class WorkspaceRuntime:
         for name in names:
             message = "ignored because this workspace is not trusted: template overrides shape what the model is told"
             problems.append(ConfigProblem("workspace", "", f"{TEMPLATES_DIR / name}: {message}", folder / name, 1, UNTRUSTED))
+        for path in definitions(self.root / COMMANDS_DIR):
+            message = "ignored because this workspace is not trusted: a command is a prompt the model is sent"
+            problems.append(ConfigProblem("workspace", "", f"{COMMANDS_DIR / path.name}: {message}", path, 1, UNTRUSTED))
         return problems + self.agents.ignored
 
     def config_problems(self) -> list[ConfigProblem]:
-        """Each bad key or value and each file that does not parse (not what trust ignores), MCP entries' and
-        agent files' too."""
+        """Each bad key or value and each file that does not parse (not what trust ignores), MCP entries', agent
+        and command files included."""
         problems = self.effective.problems + self.mcp_sources.problems
-        return [p for p in problems if p.code != UNTRUSTED] + self.agents.problems
+        return [p for p in problems if p.code != UNTRUSTED] + self.agents.problems + self.commands.problems
 
     def reported_problems(self) -> list[ConfigProblem]:
         """What every frontend reports of the config in force: config_problems(), then everything
@@ -339,6 +349,7 @@ class WorkspaceRuntime:
             self.reload_templates()
         else:
             self.reload_agents()
+            self.reload_commands()
         self._reload_mcp()
         return self.effective
 
@@ -388,7 +399,21 @@ class WorkspaceRuntime:
         """Load .forge/templates/ again; returns the override errors."""
         self.templates = TemplateEngine(self.root, overrides=self.trusted)
         self.reload_agents()
+        self.reload_commands()
         return self.templates.errors
+
+    def reload_commands(self) -> Commands:
+        """Read the user's and (trusted) the workspace's command files again (after the agents they name)."""
+        self.commands = Commands.load(
+            self.root, trusted=self.trusted, user=self.loader.user_path.parent / "commands", agents=self.agents.agents.ids()
+        )
+        return self.commands
+
+    def expand_command(self, prompt: str) -> Expansion:
+        """What a prompt runs: a /command's prompt (with its agent and model), or the prompt itself.
+
+        UnknownCommand (a BadPrompt) for a /name no command has; BadPrompt when its template fails."""
+        return self.commands.expand(prompt, self.templates)
 
     @property
     def running(self) -> bool:

@@ -205,6 +205,7 @@ async def watch_files(ls: ForgeLanguageServer) -> None:
             t.FileSystemWatcher(glob_pattern="**/.mcp.json"),
             t.FileSystemWatcher(glob_pattern="**/.forge/templates/*.md"),
             t.FileSystemWatcher(glob_pattern="**/.forge/agents/*.md"),
+            t.FileSystemWatcher(glob_pattern="**/.forge/commands/*.md"),
         ]
     )
     registration = t.Registration(id="forge-config-watch", method=t.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options)

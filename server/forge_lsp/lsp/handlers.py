@@ -194,9 +194,10 @@ def did_save(ls: ForgeLanguageServer, params: t.DidSaveTextDocumentParams) -> No
         runtime, rel, path = found
         if runtime.keep_trust_after_save(rel, doc.source):
             ls.user_saves.buffer_changed(runtime, rel, uri, path, doc.source)
-    # An agent's file: the workspace's .forge/agents/ or the user's ~/.config/forge-lsp/agents/.
-    agent_file = "/agents/" in uri and uri.endswith(".md")
-    if found is not None or uri.endswith(("/" + WORKSPACE_FILE, "/.mcp.json")) or "/.forge/templates/" in uri or agent_file:
+    # An agent's or a command's file: the workspace's .forge/agents/ and .forge/commands/, or the user's
+    # ~/.config/forge-lsp/agents/ and commands/.
+    definition = ("/agents/" in uri or "/commands/" in uri) and uri.endswith(".md")
+    if found is not None or uri.endswith(("/" + WORKSPACE_FILE, "/.mcp.json")) or "/.forge/templates/" in uri or definition:
         reload_files(ls)
 
 
@@ -220,7 +221,8 @@ async def code_action_resolve(ls: ForgeLanguageServer, action: t.CodeAction) -> 
 
 
 async def forge_run(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
-    """{prompt, model?, agent?, uri?, range?}: run a turn (with that agent, else the conversation's); its summary when it ends."""
+    """{prompt, model?, agent?, uri?, range?}: run a turn (with that agent, else the conversation's; a prompt
+    "/name args" runs a command); its summary when it ends."""
     await ls.wait_configured()
     arg = object_argument(args, "forge.run")
     try:
@@ -246,9 +248,21 @@ async def forge_run(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
         raise TurnRefused(
             f"a Forge turn is already running in {runtime.root} ({runtime.turn_id}); cancel it with forge.cancel first"
         )
+    try:
+        expansion = runtime.expand_command(prompt)  # "/name args": a command's prompt
+    except BadPrompt as exc:
+        raise JsonRpcInvalidParams(str(exc)) from None
     context = await editor_context(ls, runtime, uri, arg.get("range"))
     try:
-        summary = await turns.run_turn(ls, runtime, with_context(prompt, context), model, request_id.get(), context, agent=agent)
+        summary = await turns.run_turn(
+            ls,
+            runtime,
+            with_context(expansion.prompt, context),
+            model or expansion.model,
+            request_id.get(),
+            context,
+            agent=agent or expansion.agent,
+        )
     except (TurnInProgress, NoModel) as exc:
         raise TurnRefused(str(exc)) from None
     except BadPrompt as exc:  # the prompt with the selection added

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lsprotocol import types as t
 
-from forge_lsp.lsp import agent_commands, code_actions, handlers
+from forge_lsp.lsp import agent_commands, code_actions, command_handlers, handlers
 from forge_lsp.lsp.folders import open_runtime
 from forge_lsp.lsp.language_server import ForgeLanguageServer
 
@@ -24,6 +24,7 @@ COMMANDS = (
     "forge.restartMcpServer",
     "forge.setAgent",
     "forge.listAgents",
+    "forge.listCommands",
 )
 
 
@@ -62,4 +63,5 @@ def create_server() -> ForgeLanguageServer:
     server.feature(t.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)(handlers.did_change_workspace_folders)
     server.command("forge.setAgent")(agent_commands.forge_set_agent)
     server.command("forge.listAgents")(agent_commands.forge_list_agents)
+    server.command("forge.listCommands")(command_handlers.forge_list_commands)
     return server

@@ -45,6 +45,7 @@ M.trust = commands.trust
 M.undo_turn = commands.undo_turn
 M.code_action = actions.code_action
 M.diagnostics = actions.diagnostics
+M.command = require("forge.slash").run
 M.set_agent = require("forge.agents").select
 M.open_log = log.open
 M.mcp_servers = require("forge.mcp").show

@@ -60,9 +60,10 @@ test("a turn through the real server with the extension's settings", { timeout: 
       initializationOptions: initializationOptions(settings, true),
     })) as { capabilities: { executeCommandProvider: { commands: string[] } } };
     assert.deepEqual(init.capabilities.executeCommandProvider.commands.sort(), [
-      "forge.cancel", "forge.compact", "forge.deleteConversation", "forge.listAgents", "forge.listConversations",
-      "forge.mcpServers", "forge.newConversation", "forge.openConversation", "forge.restartMcpServer", "forge.run",
-      "forge.setAgent", "forge.showConfig", "forge.status", "forge.trust", "forge.undoTurn",
+      "forge.cancel", "forge.compact", "forge.deleteConversation", "forge.listAgents", "forge.listCommands",
+      "forge.listConversations", "forge.mcpServers", "forge.newConversation", "forge.openConversation",
+      "forge.restartMcpServer", "forge.run", "forge.setAgent", "forge.showConfig", "forge.status", "forge.trust",
+      "forge.undoTurn",
     ]);
     // vscode-languageclient registers each of these as a VS Code command; one the extension registers
     // too makes the client's start fail ("command ... already exists") and no server ever runs.
