@@ -167,6 +167,7 @@ def test_run_without_any_model_fails_at_once_saying_where_to_set_one(workspace: 
     assert "no model is set" in p.stderr and ".forge.toml" in p.stderr
     assert "config.toml" in p.stderr and "--model MODEL on the command line" in p.stderr
     assert "forge.model" not in p.stderr  # an editor's setting: nothing the command line has
+    assert p.stderr.count("--model") == 1, p.stderr  # named once, not again as ", or pass --model"
     assert "Traceback" not in p.stderr and not (workspace / ".forge" / "transcripts").exists()
 
 

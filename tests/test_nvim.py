@@ -262,6 +262,27 @@ def _children_in(folder: Path) -> list[str]:
 
 
 @pytest.mark.nvim
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
+def test_checkhealth_in_a_plain_git_repository(tmp_path: Path, flavour: str, nvim: str | None) -> None:
+    """:checkhealth forge where there is no .forge.toml: it names none, and no problems of one."""
+    if nvim is None:
+        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
+    env = _workspaces(tmp_path)
+    spec = ROOT / "tests" / "nvim" / "health_gitonly_spec.lua"
+    p = subprocess.run(
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {spec}"],
+        capture_output=True,
+        text=True,
+        timeout=80,
+        env=env,
+        cwd=tmp_path,
+    )
+    output = p.stdout + p.stderr
+    assert p.returncode == 0 and "PASS" in output, output
+
+
+@pytest.mark.nvim
 @pytest.mark.timeout(150)
 @pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
 def test_forge_mcp(tmp_path: Path, flavour: str, nvim: str | None) -> None:

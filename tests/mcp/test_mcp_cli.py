@@ -47,6 +47,18 @@ def test_mcp_list_says_each_server_and_fails_when_one_did(tmp_path: Path) -> Non
     assert server["state"] == "ready" and len(server["tools"]) == 2
 
 
+def test_mcp_list_fails_when_the_users_mcp_json_cannot_be_read(tmp_path: Path) -> None:
+    path = user_servers({"time": time_server()})
+    path.write_text(path.read_text().replace("}\n  }", "},\n  }"))  # a trailing comma: not JSON
+    done = forge("mcp", "list", "-w", str(tmp_path), cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr  # not "0, no servers": the file is broken
+    assert "mcp.json:6: invalid JSON" in done.stderr and "no MCP servers are configured" not in done.stdout
+    assert "no MCP server starts: the problems above" in done.stdout
+    user_servers({"time": {"comand": "mcp-server-time"}})  # a misspelt field
+    done = forge("mcp", "list", "-w", str(tmp_path), cwd=tmp_path)
+    assert done.returncode == 1 and "unknown field(s) comand" in done.stderr, done.stdout + done.stderr
+
+
 def test_an_untrusted_mcp_json_is_said_and_never_started(tmp_path: Path) -> None:
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"evil": {"command": "touch", "args": ["pwned"]}}}))
     done = forge("mcp", "list", "-w", str(tmp_path), cwd=tmp_path)

@@ -116,6 +116,8 @@ vim.schedule(function()
       return noted("unknown agent 'nope'; agents: forge, muse, sage, reviewer") ~= nil
     end)
     assert(noted("unknown agent").level == vim.log.levels.ERROR)
+    local told = noted("unknown agent").msg
+    assert(told:find("^Forge: forge%.setAgent: unknown agent") ~= nil, told) -- the command named once
 
     -- :ForgeAgent alone: a pick of every agent, the current one marked.
     local asked

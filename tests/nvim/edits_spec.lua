@@ -175,6 +175,16 @@ local ok, err = pcall(function()
     end)
     assert(table.concat(vim.fn.readfile(ws .. "/docs/notes.txt"), "|") == "agent notes", "docs/notes.txt")
     assert(vim.fn.filereadable(ws .. "/old.txt") == 0, "old.txt was not removed")
+    -- A new file's diff has its lines, no empty "+" line after them (the text ends in a newline).
+    local uri = vim.uri_from_fname(ws .. "/new.txt")
+    local created = require("forge.review").diff_lines({ documentChanges = {
+      { kind = "create", uri = uri },
+      { textDocument = { uri = uri, version = vim.NIL }, edits = {
+        { range = { start = { line = 0, character = 0 }, ["end"] = { line = 0, character = 0 } }, newText = "one\ntwo\n" },
+      } },
+    } }, "utf-16")
+    local shown = table.concat(created, "|")
+    assert(shown:find("^%-%-%- /dev/null|%+%+%+ b/.*new%.txt|@@ %-0,0 %+1,2 @@|%+one|%+two$"), shown)
     -- The next turn asks again.
     asked, answers = {}, { "Accept" }
     script({ patch("main.py", "finish", "end"), { text = "done" } })

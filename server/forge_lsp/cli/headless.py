@@ -80,7 +80,7 @@ async def run_headless(
         say(sys.stderr, f"forge-lsp: {exc}")
         return EXIT_FAILED
     except NoModel as exc:
-        say(sys.stderr, f"forge-lsp: {exc}, or pass --model")
+        say(sys.stderr, f"forge-lsp: {exc}")  # it names --model already (the terminal's wording)
         return EXIT_USAGE
     except BadPrompt as exc:  # the runtime's own check of the prompt
         raise UsageError(str(exc)) from exc

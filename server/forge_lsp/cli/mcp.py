@@ -22,7 +22,10 @@ async def mcp_list(workspace: Path, as_json: bool, trusted: bool, out: TextIO) -
     runtime.on_notice = lambda message: say(sys.stderr, message)
     runtime.on_mcp_failure = lambda spec, reason: None  # said below, with the rest
     try:
-        say_problems(runtime.config_problems())
+        problems = runtime.config_problems()
+        say_problems(problems)
+        # mcp.json / .mcp.json that cannot be read (not JSON, an unknown field): its servers do not start
+        unreadable = [p for p in problems if p.path is not None and p.path.name in ("mcp.json", ".mcp.json")]
         ignored = [p for p in runtime.untrusted_problems() if p.key.startswith("mcpServers")]
         if ignored:
             say(sys.stderr, untrusted_line(runtime.root, workspace, ignored, runtime.trust_state() == "changed"))
@@ -33,6 +36,8 @@ async def mcp_list(workspace: Path, as_json: bool, trusted: bool, out: TextIO) -
         await runtime.close_mcp()
     if as_json:
         say(out, json.dumps({"servers": redact_data(servers)}, indent=2))
+    elif not servers and unreadable:
+        say(out, f"no MCP server starts: the problems above ({len(unreadable)}) are in {unreadable[0].path}")
     elif not servers:
         say(
             out, f"no MCP servers are configured for {runtime.root} (see docs/mcp.md: mcp.json, .mcp.json, the editor's settings)"
@@ -47,4 +52,4 @@ async def mcp_list(workspace: Path, as_json: bool, trusted: bool, out: TextIO) -
         for tool in server["tools"]:
             first = tool["description"].splitlines()[0][:100] if tool["description"] else ""
             say(out, redact(f"  {tool['name']}  {first}".rstrip()))
-    return EXIT_FAILED if any(s["state"] == "failed" for s in servers) else EXIT_OK
+    return EXIT_FAILED if unreadable or any(s["state"] == "failed" for s in servers) else EXIT_OK

@@ -16,6 +16,7 @@ clients send) is dropped in the reader, so the request would never complete.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import logging
 from collections.abc import Callable, Generator
@@ -69,6 +70,9 @@ class ForgeProtocol(LanguageServerProtocol):
     on_cancel_request: Callable[[str | int], None] | None = None
     exit_code: int | None = None
     """Set by the exit notification: 0 after a shutdown request, 1 without one (the LSP spec)."""
+    shutting_down: asyncio.Event | None = None
+    """Set when a shutdown request arrives, set() once it is done (its handler awaits the MCP servers' stop)."""
+    SHUTDOWN_WAIT_SECS = 10.0
 
     def notify(self, method: str, params: Any | None = None) -> None:
         super().notify(method, redacted(params) if method in SHOWN else params)
@@ -89,8 +93,19 @@ class ForgeProtocol(LanguageServerProtocol):
         log.warning("request %s refused: %s", msg_id, error)
         self._send_response(msg_id, error=error.to_response_error())
 
+    async def _shutdown_done(self) -> None:
+        if self.shutting_down is not None:
+            try:
+                await asyncio.wait_for(self.shutting_down.wait(), self.SHUTDOWN_WAIT_SECS)
+            except TimeoutError:
+                log.warning("exit: shutdown still running after %s s", self.SHUTDOWN_WAIT_SECS)
+
     @lsp_method(t.EXIT)
     def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
+        # A client that sends exit right behind shutdown, without waiting for its answer: the exit is
+        # the one after a shutdown (0), once the shutdown (async: it stops the MCP servers) is done.
+        if self.shutting_down is not None and not self.shutting_down.is_set():
+            yield self._shutdown_done, (), None
         self.exit_code = 0 if self._shutdown else 1
         server = self._server
         tcp = getattr(server, "_server", None)
@@ -111,13 +126,20 @@ class ForgeProtocol(LanguageServerProtocol):
         # pygls's own cancels the pending requests while iterating the dict their callbacks remove
         # them from ("dictionary changed size during iteration": shutdown failed, exit 1, a traceback,
         # whenever the editor quit during a request). The same, over a copy.
-        if (user_handler := self.fm.features.get(t.SHUTDOWN)) is not None:
-            yield user_handler, args, None
+        # The pending requests are cancelled first, while self.msg_id is still this request's: after the
+        # handler's await it may be another message's, and an exit waiting for this shutdown (below) is
+        # pending too and must not be cancelled.
+        self.shutting_down = asyncio.Event()
         current_id = self.msg_id
         for msg_id, future in list(self._request_futures.items()):
             if msg_id != current_id and not future.done():
                 future.cancel()
-        self._shutdown = True
+        try:
+            if (user_handler := self.fm.features.get(t.SHUTDOWN)) is not None:
+                yield user_handler, args, None
+            self._shutdown = True
+        finally:
+            self.shutting_down.set()
         return None
 
     @lsp_method(t.WORKSPACE_EXECUTE_COMMAND)

@@ -236,6 +236,9 @@ function M.execute(name, arg, on_result, bufnr)
       if root then
         message = message:gsub(vim.pesc(root .. "/"), "")
       end
+      if message:sub(1, #name + 2) == name .. ": " then -- the server's message may name the command already
+        message = message:sub(#name + 3)
+      end
       notify("Forge: " .. name .. ": " .. message, levels.ERROR)
       return
     end

@@ -107,11 +107,15 @@ local function check_workspace()
     return nil
   end
   local file = root .. "/.forge.toml"
-  ok("workspace " .. root .. " (" .. file .. ")")
+  local has_file = vim.fn.filereadable(file) == 1
+  ok("workspace " .. root .. (has_file and (" (" .. file .. ")") or " (no .forge.toml)"))
   local client = forge.get_client(bufnr or vim.api.nvim_get_current_buf())
   if not client then
     info("no forge-lsp runs for it yet: its config problems show once it starts (:ForgeStatus)")
     return root
+  end
+  if not has_file then -- a plain repository (the client started on a :Forge command): no file, no problems of it
+    return root, client
   end
   -- The server publishes each bad key or value of .forge.toml as a diagnostic at its line.
   local fbuf = vim.uri_to_bufnr(vim.uri_from_fname(file))

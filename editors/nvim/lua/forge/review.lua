@@ -50,7 +50,7 @@ end
 
 --- The edit as a unified diff, file by file: what the user reviews.
 function M.diff_lines(edit, encoding)
-  local before, after, order = {}, {}, {}
+  local before, after, order, created = {}, {}, {}, {}
   local function track(uri)
     if before[uri] == nil then
       before[uri] = current_lines(uri)
@@ -61,7 +61,7 @@ function M.diff_lines(edit, encoding)
   for _, change in ipairs(edit.documentChanges or {}) do
     local uri = change.uri or (change.textDocument and change.textDocument.uri)
     if change.kind == "create" then
-      before[uri], after[uri] = {}, {}
+      before[uri], after[uri], created[uri] = {}, {}, true
       table.insert(order, uri)
     elseif change.kind == "delete" then
       track(uri)
@@ -73,6 +73,11 @@ function M.diff_lines(edit, encoding)
       vim.lsp.util.apply_text_edits(change.edits or {}, buf, encoding)
       after[uri] = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
       vim.api.nvim_buf_delete(buf, { force = true })
+      if created[uri] and #after[uri] > 1 and after[uri][#after[uri]] == "" then
+        -- Text ending in a newline inserted into a new (one empty line) buffer leaves an empty last line,
+        -- which is not in the file (apply() below drops it too).
+        table.remove(after[uri])
+      end
     end
   end
   local out = {}
