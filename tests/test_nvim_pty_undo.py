@@ -59,7 +59,7 @@ def test_undo_turn_on_screen(tmp_path: Path, flavour: str, nvim: str | None) -> 
         s.wait_for("port = 7070  # mine")
         s.command("sleep 500m")
         s.command("ForgeUndoTurn")
-        shown = s.wait_for("main.py changed since the turn; nothing was restored, and your changes are kept")
+        shown = s.wait_for("Forge: forge.undoTurn: main.py changed since the turn: cannot undo turn")
         assert "port = 7070  # mine" in shown and "Press ENTER" not in shown, shown
         s.assert_clean()
     finally:

@@ -180,7 +180,8 @@ async def undo_turn(table: TurnFiles, workspace: Workspace, files: FileStore, tu
             why.append(f"{', '.join(changed)} changed since the turn")
         if refused:
             why.append(f"{', '.join(refused)} cannot be written now (see the log)")
-        raise UndoRefused(f"cannot undo turn {turn_id}: {'; '.join(why)}; nothing was restored, and your changes are kept", named)
+        # The file first: a message cut to one line (Neovim's notification) still names it.
+        raise UndoRefused(f"{'; '.join(why)}: cannot undo turn {turn_id}; nothing was restored, and your changes are kept", named)
     return await _restore(turn_id, plans, files)
 
 
