@@ -231,6 +231,42 @@ async def test_a_file_changed_outside_then_opened_and_saved_at_once_still_asks(c
     assert (status["trusted"], status["trust"]) == (False, "changed")
 
 
+async def test_a_reloaded_buffer_saved_while_the_server_reads_the_disk_still_asks(client: LanguageClient, ws: Path) -> None:
+    # Neovim reloads a changed file as didClose + didOpen, then :w writes it (the file is renamed away
+    # or truncated for a moment) and says didSave: the server may read the disk mid-write.
+    config = await trusted_workspace(client, ws)
+    pulled = 'api_base = "http://127.0.0.1:9/v1"\n' + config.read_text()
+    config.write_text(pulled)  # a git pull
+    client.text_document_did_close(t.DidCloseTextDocumentParams(text_document=t.TextDocumentIdentifier(uri=config.as_uri())))
+    config.write_text("")  # the editor's write has begun
+    client.text_document_did_open(
+        t.DidOpenTextDocumentParams(
+            text_document=t.TextDocumentItem(uri=config.as_uri(), language_id="toml", version=1, text=pulled)
+        )
+    )
+    await command(client, "forge.status", {})  # the didOpen is handled
+    editor_saves(client, config, pulled)
+    status = await command(client, "forge.status", {})
+    assert (status["trusted"], status["trust"]) == (False, "changed")
+
+
+async def test_a_new_config_the_user_writes_in_the_editor_keeps_the_trust(client: LanguageClient, ws: Path) -> None:
+    # A buffer opened empty for a file not on the disk yet is the user's to fill.
+    write_script(ws, {"text": "ok"})
+    (ws / ".forge.toml").unlink()
+    assert (await command(client, "forge.trust", {}))["trusted"] is True
+    config = ws / ".forge.toml"
+    client.text_document_did_open(
+        t.DidOpenTextDocumentParams(text_document=t.TextDocumentItem(uri=config.as_uri(), language_id="toml", version=1, text=""))
+    )
+    await command(client, "forge.status", {})  # the didOpen is handled before the file exists
+    typed = "max_requests_per_turn = 40\n"
+    buffer_becomes(client, config, typed, 2)
+    editor_saves(client, config, typed)
+    status = await command(client, "forge.status", {})
+    assert (status["trusted"], status["trust"]) == (True, "trusted")
+
+
 async def test_an_edit_the_agent_made_to_the_open_config_is_not_the_users_save(client: LanguageClient, ws: Path) -> None:
     config = await trusted_workspace(client, ws)
     hostile = config.read_text() + 'api_base = "http://127.0.0.1:9/v1"\n'

@@ -59,10 +59,13 @@ class UserSaves:
         """didOpen (opened) / didChange of a trust-relevant document: where its text came from.
 
         A document opened with an untrusted text read it from the disk: a save of it is never the user's
-        own, however soon. A change to the disk's text may be the save itself (SAVE_FLUSH_SECS)."""
+        own, however soon. Whether the disk holds that text now does not matter: the editor may be writing
+        it (Neovim reloads a changed file as didClose + didOpen, then a :w renames or truncates the file
+        while the server reads it). Only an empty document of a file not on the disk is the user's to fill.
+        A change to the disk's text may be the save itself (SAVE_FLUSH_SECS)."""
         if runtime.is_trusted_text(rel, text):
             self.from_disk.pop(uri, None)
-        elif opened and text == disk_text(path):
+        elif opened and (text or disk_text(path) is not None):
             self.from_disk[uri] = float("-inf")
         elif uri not in self.from_disk and text == disk_text(path):
             self.from_disk[uri] = time.monotonic()
