@@ -86,7 +86,12 @@ def test_kill_9_mid_turn_then_a_new_server_resumes_everything(workspace: Path) -
     store = StateStore(workspace)
     assert store.turn_status(turn_id) == "failed"
     store.close()
-    assert not alive(orphan)  # the new server killed what the dead one left running
+    # The new server killed what the dead one left running (the signal is sent at once; the process may
+    # take a moment to go under load).
+    deadline = time.monotonic() + 10
+    while alive(orphan) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(orphan)
 
 
 def test_two_workspaces_never_see_each_others_state(tmp_path: Path) -> None:
