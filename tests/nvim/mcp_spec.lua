@@ -102,6 +102,14 @@ local ok, err = xpcall(function()
   assert(text:find("\n  mcp_time_get_current_time  Get current time", 1, true) and text:find("\n  mcp_time_convert_time  ", 1, true), text)
   assert(vim.api.nvim_buf_get_name(0):find("forge://mcp", 1, true), "the list is not the current window")
 
+  -- 3b. :ForgeStatus says which MCP server failed (its tools are absent from every turn).
+  vim.cmd("ForgeStatus")
+  wait(20000, ":ForgeStatus did not answer", function()
+    return noted("Forge: idle · model ") ~= nil
+  end)
+  local said = noted("Forge: idle · model ").msg
+  assert(said:find(" · MCP failed: broken (:ForgeMcp)", 1, true) and not said:find("time", 1, true), said)
+
   -- 4. `r` on the time server's lines restarts it; it is ready again.
   local row = nil
   for i, line in ipairs(vim.api.nvim_buf_get_lines(0, 0, -1, false)) do

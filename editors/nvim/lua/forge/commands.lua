@@ -138,12 +138,20 @@ function M.status(on_result)
       state = "interrupted (:ForgeContinue)"
     end
     events.set_agent(result.agent)
+    -- An MCP server that failed is said here too (its tools are absent from every turn): :ForgeMcp has why.
+    local failed = {}
+    for _, server in ipairs(type(result.mcp) == "table" and result.mcp or {}) do
+      if type(server) == "table" and server.state == "failed" then
+        table.insert(failed, tostring(server.name))
+      end
+    end
     notify(string.format(
-      "Forge: %s · model %s · limit %s%s",
+      "Forge: %s · model %s · limit %s%s%s",
       state,
       tostring(result.model),
       tostring(result.limit),
-      (result.agent and result.agent ~= "forge") and (" · agent " .. tostring(result.agent)) or ""
+      (result.agent and result.agent ~= "forge") and (" · agent " .. tostring(result.agent)) or "",
+      #failed > 0 and (" · MCP failed: " .. table.concat(failed, ", ") .. " (:ForgeMcp)") or ""
     ))
     answer(on_result, result)
   end)
