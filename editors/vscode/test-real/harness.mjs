@@ -195,14 +195,25 @@ export class RealVSCode {
   /** Runs a command from the palette (F1), by its title as the palette lists it. */
   async command(title) {
     const page = this.page;
-    await page.keyboard.press("Escape");
-    await page.locator(".monaco-workbench").click({ position: { x: 700, y: 400 }, force: true }).catch(() => undefined);
-    await page.keyboard.press("F1");
     const input = page.locator(".quick-input-widget .quick-input-box input");
-    await input.waitFor({ state: "visible" });
-    await input.fill(`>${title}`);
     const row = page.locator(".quick-input-widget .monaco-list-row", { hasText: title }).first();
-    await row.waitFor({ state: "visible" });
+    // The palette again when the title is not listed soon: a quick pick still closing (one of ours, just
+    // dismissed) can take the typed text, and the palette then never lists the command.
+    for (let attempt = 1; ; attempt += 1) {
+      await page.keyboard.press("Escape");
+      await page.locator(".monaco-workbench").click({ position: { x: 700, y: 400 }, force: true }).catch(() => undefined);
+      await page.keyboard.press("F1");
+      await input.waitFor({ state: "visible" });
+      await input.fill(`>${title}`);
+      try {
+        await row.waitFor({ state: "visible", timeout: attempt < 3 ? 10_000 : 30_000 });
+        break;
+      } catch (error) {
+        if (attempt >= 3) {
+          throw error;
+        }
+      }
+    }
     await page.keyboard.press("Enter");
   }
 
