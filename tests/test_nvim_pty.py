@@ -80,6 +80,12 @@ class Screen:
         """An Ex command typed as a person would."""
         self.keys("Escape")
         self.keys("-l", ":" + line)
+        # Enter only once Neovim shows the typed line: until it redraws, the screen still holds the last
+        # message, which a wait_for right after would read as the command's result.
+        typed = ":" + line[:40]
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not any(row.startswith(typed) for row in self.text().splitlines()):
+            time.sleep(0.02)
         self.keys("Enter")
 
     def wait_for(self, what: str, timeout: float = 40.0, fail_on: tuple[str, ...] = ERRORS) -> str:
@@ -486,7 +492,8 @@ def test_trust_question_a_stray_key_is_no_answer(tmp_path: Path, flavour: str, n
         whole = "no model is set: this workspace's model in .forge.toml is ignored because the workspace is not trusted"
         for words in (whole, ":ForgeTrust, or forge-lsp trust", 'settings.model in require("forge").setup()'):
             s.command(f"lua print({log}:find([[{words}]], 1, true) and ('whole'):upper() or ('cut'):upper())")
-            s.wait_for("WHOLE", fail_on=(*ERRORS, "CUT"))
+            # (The refused turn's line stays on screen until Neovim redraws for the typed command: not an error here.)
+            s.wait_for("WHOLE", fail_on=(*(e for e in ERRORS if e != "Forge: forge.run:"), "CUT"))
         assert "Trust Workspace" not in s.text()
         # Trusting later still works, and the question was not asked again meanwhile.
         s.command("ForgeTrust")
