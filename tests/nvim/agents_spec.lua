@@ -1,71 +1,15 @@
 -- Issue 27 (agents), headless: :ForgeAgent with <Tab> completion, the pick, the statusline, a turn
 -- under sage, on the real server and the scripted model. Env as test_nvim.py's _workspaces (the
 -- user's agents folder holds reviewer.md). Prints PASS/FAIL; exits 0 on success.
-local ws = os.getenv("FORGE_WORKSPACE")
-vim.opt.rtp:prepend(os.getenv("FORGE_PLUGIN"))
-local uv = vim.uv or vim.loop
-
-local function out(line)
-  io.stdout:write(line .. "\n")
-end
-
-local deadline = uv.new_timer()
-deadline:start(80000, 0, vim.schedule_wrap(function()
-  out("FAIL timeout")
-  os.exit(3)
-end))
-
-local notes = {}
-vim.notify = function(msg, level)
-  table.insert(notes, { msg = msg, level = level or vim.log.levels.INFO })
-  out("NOTE " .. tostring(level) .. " " .. msg)
-end
-
-local function noted(pattern)
-  for _, note in ipairs(notes) do
-    if note.msg:find(pattern, 1, true) then
-      return note
-    end
-  end
-  return nil
-end
-
-local function wait(ms, what, cond)
-  assert(vim.wait(ms, cond, 20), what .. "; notes: " .. vim.inspect(notes))
-end
-
-local function script(responses)
-  local f = assert(io.open(ws .. "/script.json", "w"))
-  f:write(vim.json.encode({ responses = responses }))
-  f:close()
-end
-
-local events = {}
-local forge = require("forge")
-forge.setup({
-  cmd = { os.getenv("FORGE_PYTHON"), "-m", "forge_lsp" },
-  on_event = function(event)
-    table.insert(events, event)
-  end,
-})
-
-local function finished()
-  local n = 0
-  for _, e in ipairs(events) do
-    if e.type == "turnFinished" then
-      n = n + 1
-    end
-  end
-  return n
-end
+local t = dofile((debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "") .. "support.lua")
+local ws, noted, wait, script, events = t.ws, t.noted, t.wait, t.script, t.events
+t.deadline(80000)
+local forge = t.setup()
 
 vim.schedule(function()
   local ok, err = pcall(function()
     vim.cmd("edit " .. ws .. "/main.py")
-    wait(30000, "no server", function()
-      local c = forge.get_client()
-      return c ~= nil and c.initialized
-    end)
+    t.wait_server()
     -- <Tab> after :ForgeAgent: the server's agents, the user's reviewer among them.
     local all = vim.fn.getcompletion("ForgeAgent ", "cmdline")
     assert(table.concat(all, ",") == "forge,muse,sage,reviewer", vim.inspect(all))
@@ -88,7 +32,7 @@ vim.schedule(function()
     script({ { tool_calls = { { name = "write", arguments = { file_path = "notes.txt", content = "x" } } } }, { text = "ok" } })
     vim.cmd("ForgeRun write notes.txt")
     wait(60000, "no end of turn", function()
-      return finished() == 1
+      return t.finished_turns() == 1
     end)
     assert(vim.fn.filereadable(ws .. "/notes.txt") == 0, "sage wrote a file")
     local refused = false
@@ -146,6 +90,5 @@ vim.schedule(function()
       return forge.statusline():find("^Forge: idle") ~= nil
     end)
   end)
-  out(ok and "PASS" or ("FAIL " .. tostring(err)))
-  os.exit(ok and 0 or 1)
+  t.finish(ok, err)
 end)

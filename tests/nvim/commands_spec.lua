@@ -1,44 +1,11 @@
 -- :ForgeCommand in headless Neovim against the real server: completion of the names (forge.listCommands),
 -- a command run with its arguments, one picked and asked for, and an unknown one told in one line.
 -- Env: FORGE_PYTHON, FORGE_WORKSPACE (trusted; .forge/commands/greet.md; main.py), FORGE_PLUGIN.
-local ws = os.getenv("FORGE_WORKSPACE")
-vim.opt.rtp:prepend(os.getenv("FORGE_PLUGIN"))
-local uv = vim.uv or vim.loop
-
-local function out(line)
-  io.stdout:write(line .. "\n")
-end
-
-local deadline = uv.new_timer()
-deadline:start(100000, 0, vim.schedule_wrap(function()
-  out("FAIL timeout")
-  os.exit(3)
-end))
-
-local deprecated = {}
-if vim.deprecate then
-  local real_deprecate = vim.deprecate
-  vim.deprecate = function(name, ...)
-    table.insert(deprecated, name)
-    return real_deprecate(name, ...)
-  end
-end
-
-local notes = {}
-vim.notify = function(msg, level)
-  table.insert(notes, { msg = msg, level = level or vim.log.levels.INFO })
-  out("NOTE " .. tostring(level) .. " " .. msg)
-end
-
-local function wait(ms, what, cond)
-  assert(vim.wait(ms, cond, 20), what .. "; notes: " .. vim.inspect(notes))
-end
-
-local function script(responses)
-  local f = assert(io.open(ws .. "/script.json", "w"))
-  f:write(vim.json.encode({ responses = responses }))
-  f:close()
-end
+local t = dofile((debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "") .. "support.lua")
+local ws, out, notes, script, events = t.ws, t.out, t.notes, t.script, t.events
+local wait, finished_turns = t.wait, t.finished_turns
+t.deadline(100000)
+local deprecated = t.watch_deprecated()
 
 local function transcript_prompts()
   local found = {}
@@ -49,31 +16,11 @@ local function transcript_prompts()
   return found
 end
 
-local events = {}
-local function finished_turns()
-  local n = 0
-  for _, e in ipairs(events) do
-    if e.type == "turnFinished" then
-      n = n + 1
-    end
-  end
-  return n
-end
-
-local forge = require("forge")
-forge.setup({
-  cmd = { os.getenv("FORGE_PYTHON"), "-m", "forge_lsp" },
-  on_event = function(event)
-    table.insert(events, event)
-  end,
-})
+local forge = t.setup()
 
 local ok, err = pcall(function()
   vim.cmd("edit " .. ws .. "/main.py")
-  wait(30000, "server did not initialize", function()
-    local client = forge.get_client()
-    return client ~= nil and client.initialized
-  end)
+  t.wait_server()
 
   -- Completion: the names (built-in and the workspace's), those starting with what is typed, none past the name.
   local all = vim.fn.getcompletion("ForgeCommand ", "cmdline")

@@ -1,76 +1,18 @@
 -- Issue 25 items 3 and 4, headless: the agent's edits to an open buffer (marks and the cursor stay)
 -- and the review of an edit before it lands (edit_review = "confirm"). The real server on the
 -- scripted model; env as issue24_spec.lua; FORGE_SECTIONS picks sections. Prints PASS/FAIL.
-local ws = os.getenv("FORGE_WORKSPACE")
-vim.opt.rtp:prepend(os.getenv("FORGE_PLUGIN"))
-local uv = vim.uv or vim.loop
-
-local function out(line)
-  io.stdout:write(line .. "\n")
-end
-
-local deadline = uv.new_timer()
-deadline:start(100000, 0, vim.schedule_wrap(function()
-  out("FAIL timeout")
-  os.exit(3)
-end))
-
-local notes = {}
-vim.notify = function(msg, level)
-  table.insert(notes, { msg = msg, level = level or vim.log.levels.INFO })
-  out("NOTE " .. tostring(level) .. " " .. msg)
-end
-
-local function wait(ms, what, cond)
-  assert(vim.wait(ms, cond, 20), what .. "; notes: " .. vim.inspect(notes))
-end
-
-local function script(responses)
-  local f = assert(io.open(ws .. "/script.json", "w"))
-  f:write(vim.json.encode({ responses = responses }))
-  f:close()
-end
+local t = dofile((debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "") .. "support.lua")
+local ws, wait, script, events, turn, wanted = t.ws, t.wait, t.script, t.events, t.turn, t.wanted
+t.deadline(100000)
 
 local function patch(path, old, new)
   return { tool_calls = { { name = "patch", arguments = { file_path = path, old_string = old, new_string = new } } } }
 end
 
-local events = {}
-local forge = require("forge")
-forge.setup({
-  cmd = { os.getenv("FORGE_PYTHON"), "-m", "forge_lsp" },
-  reply = "none",
-  on_event = function(event)
-    table.insert(events, event)
-  end,
-})
-
-local function finished_turns()
-  local n = 0
-  for _, e in ipairs(events) do
-    if e.type == "turnFinished" then
-      n = n + 1
-    end
-  end
-  return n
-end
-
-local function turn(cmdline)
-  local before = finished_turns()
-  vim.cmd(cmdline)
-  wait(60000, "no end of turn for " .. cmdline, function()
-    return finished_turns() >= before + 1
-  end)
-  return events[#events]
-end
+t.setup({ reply = "none" })
 
 local function lines(buf)
   return vim.api.nvim_buf_get_lines(buf or 0, 0, -1, false)
-end
-
-local sections = vim.split(os.getenv("FORGE_SECTIONS") or "", ",", { trimempty = true })
-local function wanted(name)
-  return #sections == 0 or vim.tbl_contains(sections, name)
 end
 
 vim.schedule(function()
@@ -79,10 +21,7 @@ local ok, err = pcall(function()
   if wanted("marks") then
     vim.cmd("edit " .. ws .. "/main.py")
     local buf = vim.api.nvim_get_current_buf()
-    wait(30000, "no server", function()
-      local c = forge.get_client()
-      return c ~= nil and c.initialized
-    end)
+    t.wait_server()
     local ns = vim.api.nvim_create_namespace("forge_edits_spec")
     local above = vim.api.nvim_buf_set_extmark(buf, ns, 0, 3, {})
     local below = vim.api.nvim_buf_set_extmark(buf, ns, 4, 2, {})
@@ -107,10 +46,7 @@ local ok, err = pcall(function()
   if wanted("review") then
     vim.cmd("edit " .. ws .. "/main.py")
     local buf = vim.api.nvim_get_current_buf()
-    wait(30000, "no server", function()
-      local c = forge.get_client()
-      return c ~= nil and c.initialized
-    end)
+    t.wait_server()
     -- Headless, with no UI to ask in, the edit is refused with the reason (never applied unseen).
     script({ patch("main.py", "port = 8080", "port = 9090"), { text = "no UI" } })
     local before_noui = #events
@@ -194,6 +130,5 @@ local ok, err = pcall(function()
   end
 end)
 
-out(ok and "PASS" or ("FAIL " .. tostring(err)))
-os.exit(ok and 0 or 1)
+t.finish(ok, err)
 end)

@@ -1,16 +1,10 @@
 -- Neovim 0.11's native way: lsp/forge.lua + vim.lsp.config/vim.lsp.enable, no setup().
 -- Env as forge_spec.lua. Prints PASS/FAIL; exits 0 on success.
-local ws = os.getenv("FORGE_WORKSPACE")
+local t = dofile((debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "") .. "support.lua")
+local ws, notes = t.ws, t.notes
 local gitonly = os.getenv("FORGE_GITONLY")
-vim.opt.rtp:prepend(os.getenv("FORGE_PLUGIN"))
 vim.cmd("runtime plugin/forge.lua")
 vim.cmd("filetype on") -- vim.lsp.enable attaches on FileType (-u NONE leaves detection off)
-
-local notes = {}
-vim.notify = function(msg, level)
-  table.insert(notes, msg)
-  io.stdout:write("NOTE " .. tostring(level) .. " " .. msg .. "\n")
-end
 
 local function forge_clients()
   return #vim.lsp.get_clients({ name = "forge" })
@@ -33,19 +27,17 @@ local ok, err = pcall(function()
   vim.cmd("ForgeLog")
   vim.cmd("ForgeStatus")
   local told
-  assert(vim.wait(10000, function()
+  t.wait(10000, "no status", function()
     for _, n in ipairs(notes) do
-      if n:find("^Forge: %a+ · model ") then
-        told = n
+      if n.msg:find("^Forge: %a+ · model ") then
+        told = n.msg
       end
     end
     return told ~= nil
-  end, 20), "no status; notes: " .. vim.inspect(notes))
+  end)
   assert(told:find(" · model scripted/script.json · ", 1, true), told)
   assert(forge_clients() == 1, "a second server started")
-  for _, n in ipairs(notes) do
-    assert(not n:find("unknown", 1, true), n)
-  end
+  assert(t.count_notes("unknown") == 0, vim.inspect(notes))
   -- :checkhealth forge checks the command vim.lsp.config("forge") gave, not a forge-lsp on PATH
   vim.cmd("checkhealth forge")
   local report = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")

@@ -1,14 +1,10 @@
 -- Headless Neovim as a real LSP client: the plugin against the real server on the scripted model.
 -- Env: FORGE_PYTHON, FORGE_WORKSPACE (has .forge.toml, main.py, scripts), FORGE_GITONLY (a git-only
 -- repository), FORGE_PLUGIN. Prints PASS/FAIL lines; exits 0 on success.
-local ws = os.getenv("FORGE_WORKSPACE")
+local t = dofile((debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "") .. "support.lua")
+local ws, uv, out, wait, script, shell = t.ws, t.uv, t.out, t.wait, t.script, t.shell
+local count_notes, events, finished_turns = t.count_notes, t.events, t.finished_turns
 local gitonly = os.getenv("FORGE_GITONLY")
-vim.opt.rtp:prepend(os.getenv("FORGE_PLUGIN"))
-local uv = vim.uv or vim.loop
-
-local function out(line)
-  io.stdout:write(line .. "\n")
-end
 
 local function finish(code, msg)
   out(msg)
@@ -17,71 +13,15 @@ local function finish(code, msg)
   end)
 end
 
-local deadline = uv.new_timer()
-deadline:start(150000, 0, vim.schedule_wrap(function()
-  out("FAIL timeout")
-  os.exit(3)
-end))
-
+t.deadline(150000)
 -- No deprecated API (each use would warn the user on newer Neovim).
-local deprecated = {}
-if vim.deprecate then
-  local real_deprecate = vim.deprecate
-  vim.deprecate = function(name, ...)
-    table.insert(deprecated, name)
-    return real_deprecate(name, ...)
-  end
-end
-
--- What the user would see in the message area, in order.
-local notes = {}
-vim.notify = function(msg, level)
-  table.insert(notes, { msg = msg, level = level or vim.log.levels.INFO })
-  out("NOTE " .. tostring(level) .. " " .. msg)
-end
-
-local function count_notes(pattern)
-  local n = 0
-  for _, note in ipairs(notes) do
-    if note.msg:find(pattern, 1, true) then
-      n = n + 1
-    end
-  end
-  return n
-end
-
-local function wait(ms, what, cond)
-  assert(vim.wait(ms, cond, 20), what .. "; notes: " .. vim.inspect(notes))
-end
+local deprecated = t.watch_deprecated()
 
 local function forge_clients()
   local n = 0
   local get = vim.lsp.get_clients or vim.lsp.get_active_clients
   for _, c in ipairs(get()) do
     if c.name == "forge" then
-      n = n + 1
-    end
-  end
-  return n
-end
-
-local function script(responses)
-  local f = assert(io.open(ws .. "/script.json", "w"))
-  f:write(vim.json.encode({ responses = responses }))
-  f:close()
-end
-
-local function shell(cmd, text)
-  return { text = text, tool_calls = { { name = "shell", arguments = { command = cmd } } } }
-end
-
--- Every forge/event, in order (the on_event option).
-local events = {}
-
-local function finished_turns()
-  local n = 0
-  for _, e in ipairs(events) do
-    if e.type == "turnFinished" then
       n = n + 1
     end
   end
@@ -118,14 +58,8 @@ local function status_is(status)
   return line == "Forge: " .. status or vim.startswith(line, "Forge: " .. status .. " · ")
 end
 
-local forge = require("forge")
 -- Default settings: {} must reach the server as an object (no "unknown key" warning).
-forge.setup({
-  cmd = { os.getenv("FORGE_PYTHON"), "-m", "forge_lsp" },
-  on_event = function(event)
-    table.insert(events, event)
-  end,
-})
+local forge = t.setup()
 
 local ok, err = pcall(function()
   -- Root detection prefers .forge.toml: below a .git (monorepo) and above one (a nested repository).

@@ -1,53 +1,9 @@
 -- Issue 24 (first use, round two), headless: the plugin's handlers driven directly, and the real
 -- server on the scripted model. Env as forge_spec.lua. Prints PASS/FAIL; exits 0 on success.
-local ws = os.getenv("FORGE_WORKSPACE")
-vim.opt.rtp:prepend(os.getenv("FORGE_PLUGIN"))
-local uv = vim.uv or vim.loop
-
-local function out(line)
-  io.stdout:write(line .. "\n")
-end
-
-local deadline = uv.new_timer()
-deadline:start(100000, 0, vim.schedule_wrap(function()
-  out("FAIL timeout")
-  os.exit(3)
-end))
-
-local notes = {}
-vim.notify = function(msg, level)
-  table.insert(notes, { msg = msg, level = level or vim.log.levels.INFO })
-  out("NOTE " .. tostring(level) .. " " .. msg)
-end
-
---- The notes holding pattern, from note number since (default: all of them).
-local function notes_with(pattern, since)
-  local found = {}
-  for i, note in ipairs(notes) do
-    if i <= (since or 0) then
-      goto next
-    end
-    if note.msg:find(pattern, 1, true) then
-      table.insert(found, note)
-    end
-    ::next::
-  end
-  return found
-end
-
-local function wait(ms, what, cond)
-  assert(vim.wait(ms, cond, 20), what .. "; notes: " .. vim.inspect(notes))
-end
-
-local function script(responses)
-  local f = assert(io.open(ws .. "/script.json", "w"))
-  f:write(vim.json.encode({ responses = responses }))
-  f:close()
-end
-
-local function shell(cmd, text)
-  return { text = text, tool_calls = { { name = "shell", arguments = { command = cmd } } } }
-end
+local t = dofile((debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "") .. "support.lua")
+local ws, out, notes, notes_with, wait = t.ws, t.out, t.notes, t.notes_with, t.wait
+local script, shell, events, finished_turns, turn, wanted = t.script, t.shell, t.events, t.finished_turns, t.turn, t.wanted
+t.deadline(100000)
 
 -- A UI to ask in (headless has none), and a vim.ui.select that keeps what it was asked.
 local real_uis, real_select = vim.api.nvim_list_uis, vim.ui.select
@@ -68,38 +24,7 @@ local function real_ui()
   vim.api.nvim_list_uis, vim.ui.select = real_uis, real_select
 end
 
-local events = {}
-local forge = require("forge")
-forge.setup({
-  cmd = { os.getenv("FORGE_PYTHON"), "-m", "forge_lsp" },
-  on_event = function(event)
-    table.insert(events, event)
-  end,
-})
-
-local function finished_turns()
-  local n = 0
-  for _, e in ipairs(events) do
-    if e.type == "turnFinished" then
-      n = n + 1
-    end
-  end
-  return n
-end
-
---- Run a :Forge command line and wait for n more turns to finish.
-local function turn(cmdline, n)
-  local before = finished_turns()
-  vim.cmd(cmdline)
-  wait(60000, "no end of turn for " .. cmdline, function()
-    return finished_turns() >= before + (n or 1)
-  end)
-end
-
-local sections = vim.split(os.getenv("FORGE_SECTIONS") or "", ",", { trimempty = true })
-local function wanted(name)
-  return #sections == 0 or vim.tbl_contains(sections, name)
-end
+local forge = t.setup()
 
 -- After startup (VimEnter): where a user meets the plugin.
 vim.schedule(function()
@@ -410,10 +335,7 @@ local ok, err = pcall(function()
   -- model is its own, untrusted .forge.toml): the statusline is idle, without the refused prompt.
   if os.getenv("FORGE_SECTIONS") == "nomodel" then
     vim.cmd("silent! wall | edit " .. ws .. "/main.py")
-    wait(30000, "no server", function()
-      local c = forge.get_client()
-      return c ~= nil and c.initialized
-    end)
+    t.wait_server()
     vim.cmd("ForgeRun hi there")
     wait(30000, "the turn was not refused", function()
       return #notes_with("no model is set") == 1
@@ -436,6 +358,5 @@ local ok, err = pcall(function()
   end
 end)
 
-out(ok and "PASS" or ("FAIL " .. tostring(err)))
-os.exit(ok and 0 or 1)
+t.finish(ok, err)
 end)

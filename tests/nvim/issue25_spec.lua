@@ -2,35 +2,9 @@
 -- another namespace (Neovim 0.11 sends only the server's own), the Fix runs a turn whose prompt
 -- carries the diagnostic; on a selection "Forge: Edit selection…" asks through vim.ui.input.
 -- Env as forge_spec.lua. Prints PASS/FAIL; exits 0 on success.
-local ws = os.getenv("FORGE_WORKSPACE")
-vim.opt.rtp:prepend(os.getenv("FORGE_PLUGIN"))
-local uv = vim.uv or vim.loop
-
-local function out(line)
-  io.stdout:write(line .. "\n")
-end
-
-local deadline = uv.new_timer()
-deadline:start(100000, 0, vim.schedule_wrap(function()
-  out("FAIL timeout")
-  os.exit(3)
-end))
-
-local notes = {}
-vim.notify = function(msg, level)
-  table.insert(notes, msg)
-  out("NOTE " .. tostring(level) .. " " .. msg)
-end
-
-local function wait(ms, what, cond)
-  assert(vim.wait(ms, cond, 20), what .. "; notes: " .. vim.inspect(notes))
-end
-
-local function script(responses)
-  local f = assert(io.open(ws .. "/script.json", "w"))
-  f:write(vim.json.encode({ responses = responses }))
-  f:close()
-end
+local t = dofile((debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "") .. "support.lua")
+local ws, out, wait, script, of_type = t.ws, t.out, t.wait, t.script, t.of_type
+t.deadline(100000)
 
 -- The code action menu: vim.ui.select, answered with the item whose title starts with `pick`.
 local menus, pick = {}, nil
@@ -55,24 +29,7 @@ vim.ui.input = function(opts, on_confirm)
   on_confirm("rename port to listen_port")
 end
 
-local events = {}
-local forge = require("forge")
-forge.setup({
-  cmd = { os.getenv("FORGE_PYTHON"), "-m", "forge_lsp" },
-  on_event = function(event)
-    table.insert(events, event)
-  end,
-})
-
-local function of_type(kind)
-  local found = {}
-  for _, e in ipairs(events) do
-    if e.type == kind then
-      table.insert(found, e)
-    end
-  end
-  return found
-end
+local forge = t.setup()
 
 vim.schedule(function()
 local ok, err = pcall(function()
@@ -114,6 +71,5 @@ local ok, err = pcall(function()
   assert(prompt:find("selected lines 1-2 of main.py", 1, true), prompt)
 end)
 
-out(ok and "PASS" or ("FAIL " .. tostring(err)))
-os.exit(ok and 0 or 1)
+t.finish(ok, err)
 end)

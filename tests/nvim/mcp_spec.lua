@@ -2,39 +2,10 @@
 -- source, tools) and restarts one (`r` on its line, or :ForgeMcp restart NAME); :checkhealth forge
 -- lists them. The real server, with mcp-server-time (PyPI) and a server that exits at once.
 -- Env as forge_spec.lua. Prints PASS/FAIL; exits 0 on success.
-local ws = os.getenv("FORGE_WORKSPACE")
+local t = dofile((debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "") .. "support.lua")
+local ws, out, notes, noted, wait = t.ws, t.out, t.notes, t.noted, t.wait
 local python = os.getenv("FORGE_PYTHON")
-vim.opt.rtp:prepend(os.getenv("FORGE_PLUGIN"))
-local uv = vim.uv or vim.loop
-
-local function out(line)
-  io.stdout:write(line .. "\n")
-end
-
-local deadline = uv.new_timer()
-deadline:start(100000, 0, vim.schedule_wrap(function()
-  out("FAIL timeout")
-  os.exit(3)
-end))
-
-local notes = {}
-vim.notify = function(msg, level)
-  table.insert(notes, { msg = msg, level = level or vim.log.levels.INFO })
-  out("NOTE " .. tostring(level) .. " " .. msg)
-end
-
-local function noted(pattern)
-  for _, note in ipairs(notes) do
-    if note.msg:find(pattern, 1, true) then
-      return note
-    end
-  end
-  return nil
-end
-
-local function wait(ms, what, cond)
-  assert(vim.wait(ms, cond, 20), what .. "; notes: " .. vim.inspect(notes))
-end
+t.deadline(100000)
 
 local function buffer_text(name)
   local buf = vim.fn.bufnr(name)

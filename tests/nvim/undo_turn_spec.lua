@@ -2,77 +2,16 @@
 -- buffer is put back through the server's edit, a file the turn created is deleted, a buffer the user
 -- changed since refuses the undo (named), and the same turn undone twice says so.
 -- Env as tests/test_nvim.py's _workspaces. Prints PASS/FAIL; exits 0 on success.
-local ws = os.getenv("FORGE_WORKSPACE")
-vim.opt.rtp:prepend(os.getenv("FORGE_PLUGIN"))
-local uv = vim.uv or vim.loop
-
-local function out(line)
-  io.stdout:write(line .. "\n")
-end
-
-local deadline = uv.new_timer()
-deadline:start(100000, 0, vim.schedule_wrap(function()
-  out("FAIL timeout")
-  os.exit(3)
-end))
-
-local notes = {}
-vim.notify = function(msg, level)
-  table.insert(notes, { msg = msg, level = level or vim.log.levels.INFO })
-  out("NOTE " .. tostring(level) .. " " .. msg)
-end
-
-local function notes_with(pattern)
-  local found = {}
-  for _, note in ipairs(notes) do
-    if note.msg:find(pattern, 1, true) then
-      table.insert(found, note)
-    end
-  end
-  return found
-end
-
-local function wait(ms, what, cond)
-  assert(vim.wait(ms, cond, 20), what .. "; notes: " .. vim.inspect(notes))
-end
-
-local function script(responses)
-  local f = assert(io.open(ws .. "/script.json", "w"))
-  f:write(vim.json.encode({ responses = responses }))
-  f:close()
-end
+local t = dofile((debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "") .. "support.lua")
+local ws, uv, notes_with, script, turn = t.ws, t.uv, t.notes_with, t.script, t.turn
+local wait = t.wait
+t.deadline(100000)
 
 local function call(name, arguments)
   return { tool_calls = { { name = name, arguments = arguments } } }
 end
 
-local events = {}
-local forge = require("forge")
-forge.setup({
-  cmd = { os.getenv("FORGE_PYTHON"), "-m", "forge_lsp" },
-  on_event = function(event)
-    table.insert(events, event)
-  end,
-})
-
-local function finished()
-  local found = {}
-  for _, e in ipairs(events) do
-    if e.type == "turnFinished" then
-      table.insert(found, e)
-    end
-  end
-  return found
-end
-
-local function turn(cmdline)
-  local before = #finished()
-  vim.cmd(cmdline)
-  wait(60000, "no end of turn for " .. cmdline, function()
-    return #finished() > before
-  end)
-  return finished()[#finished()]
-end
+t.setup()
 
 local function line1()
   return vim.api.nvim_buf_get_lines(vim.fn.bufnr(ws .. "/main.py"), 0, 1, false)[1]
@@ -81,10 +20,7 @@ end
 vim.schedule(function()
   local ok, err = pcall(function()
     vim.cmd("edit " .. ws .. "/main.py")
-    wait(30000, "no server", function()
-      local c = forge.get_client()
-      return c ~= nil and c.initialized
-    end)
+    t.wait_server()
     script({
       call("patch", { file_path = "main.py", old_string = "x = 1", new_string = "x = 2" }),
       call("write", { file_path = "made.py", content = "y = 0\n" }),
@@ -130,6 +66,5 @@ vim.schedule(function()
       return #notes_with("was already undone") == 1
     end)
   end)
-  out(ok and "PASS" or ("FAIL " .. tostring(err)))
-  os.exit(ok and 0 or 1)
+  t.finish(ok, err)
 end)
