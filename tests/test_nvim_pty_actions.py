@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from test_nvim import neovims, trust
-from test_nvim_pty import TMUX, Screen, script, warm_up
+from test_nvim import installed, neovims
+from test_nvim_pty import TMUX, Screen, script, warm_screen
 
 pytestmark = [
     pytest.mark.nvim,
@@ -28,24 +28,8 @@ LINT = (
 @pytest.fixture(scope="module", params=neovims(), ids=[f for f, _ in neovims()])
 def screen(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Screen]:
     flavour, nvim = request.param
-    if nvim is None:
-        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
     base = tmp_path_factory.mktemp(f"pty-actions-{flavour}")
-    ws = base / "project"
-    ws.mkdir()
-    (ws / ".forge.toml").write_text("[retry]\nmin_delay_ms = 10\n")
-    (ws / "main.py").write_text("import os\nport = 8080\nhost = 'localhost'\n")
-    home = base / "home"
-    home.mkdir()
-    trust(ws, home / "state")
-    s = Screen(nvim, ws, home)
-    try:
-        s.wait_for("main.py")
-        s.wait_for("Forge: idle")
-        warm_up(s)
-        yield s
-    finally:
-        s.close()
+    yield from warm_screen(installed(flavour, nvim), base, main="import os\nport = 8080\nhost = 'localhost'\n")
 
 
 def choose(screen: Screen, title: str) -> None:

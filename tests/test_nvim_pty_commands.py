@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from test_nvim import neovims, trust
-from test_nvim_pty import TMUX, Screen, script
+from test_nvim import installed, neovims
+from test_nvim_pty import TMUX, Screen, script, workspace
 
 pytestmark = [
     pytest.mark.nvim,
@@ -19,15 +19,8 @@ pytestmark = [
 
 @pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
 def test_forge_command_completes_and_runs(tmp_path: Path, flavour: str, nvim: str | None) -> None:
-    if nvim is None:
-        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
-    ws = tmp_path / "project"
-    ws.mkdir()
-    (ws / ".forge.toml").write_text("[retry]\nmin_delay_ms = 10\n")
-    (ws / "main.py").write_text("x = 1\n")
-    home = tmp_path / "home"
-    home.mkdir()
-    trust(ws, home / "state")
+    nvim = installed(flavour, nvim)
+    ws, home = workspace(tmp_path, main="x = 1\n")
     # The user's own command, beside the user's config (Screen sets XDG_CONFIG_HOME to home/config).
     commands = home / "config" / "forge-lsp" / "commands"
     commands.mkdir(parents=True)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from test_nvim import _children_in, neovims, trust
-from test_nvim_pty import INIT, TMUX, Screen
+from test_nvim import _children_in, installed, neovims
+from test_nvim_pty import INIT, TMUX, Screen, workspace
 
 pytestmark = [
     pytest.mark.nvim,
@@ -36,16 +36,9 @@ require("forge").setup({
 
 @pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
 def test_forge_mcp_on_screen(tmp_path: Path, flavour: str, nvim: str | None) -> None:
-    if nvim is None:
-        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
+    nvim = installed(flavour, nvim)
     assert "mcp_servers" in MCP_INIT  # the setup() line of INIT was replaced
-    ws = tmp_path / "project"
-    ws.mkdir()
-    (ws / ".forge.toml").write_text("[retry]\nmin_delay_ms = 10\n")
-    (ws / "main.py").write_text("x = 1\n")
-    home = tmp_path / "home"
-    home.mkdir()
-    trust(ws, home / "state")
+    ws, home = workspace(tmp_path, main="x = 1\n")
     s = Screen(nvim, ws, home, init_lua=MCP_INIT)
     try:
         s.wait_for("Forge: idle")

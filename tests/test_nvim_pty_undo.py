@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from test_nvim import neovims, trust
-from test_nvim_pty import TMUX, Screen, script
+from test_nvim import installed, neovims
+from test_nvim_pty import TMUX, Screen, patch, script, workspace
 
 pytestmark = [
     pytest.mark.nvim,
@@ -17,21 +17,10 @@ pytestmark = [
 ]
 
 
-def patch(old: str, new: str) -> dict[str, object]:
-    return {"tool_calls": [{"name": "patch", "arguments": {"file_path": "main.py", "old_string": old, "new_string": new}}]}
-
-
 @pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
 def test_undo_turn_on_screen(tmp_path: Path, flavour: str, nvim: str | None) -> None:
-    if nvim is None:
-        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
-    ws = tmp_path / "project"
-    ws.mkdir()
-    (ws / ".forge.toml").write_text("[retry]\nmin_delay_ms = 10\n")
-    (ws / "main.py").write_text("import os\nport = 8080\n")
-    home = tmp_path / "home"
-    home.mkdir()
-    trust(ws, home / "state")
+    nvim = installed(flavour, nvim)
+    ws, home = workspace(tmp_path)
     s = Screen(nvim, ws, home)
     try:
         s.wait_for("Forge: idle")

@@ -6,45 +6,24 @@ edit_review = "confirm": the diff is shown in forge://review and the default vim
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from test_nvim import neovims, trust
-from test_nvim_pty import Screen, pytestmark, warm_up  # noqa: F401 (pytestmark: nvim, timeout, tmux)
-
-
-def patch(old: str, new: str) -> dict[str, object]:
-    return {"tool_calls": [{"name": "patch", "arguments": {"file_path": "main.py", "old_string": old, "new_string": new}}]}
+from test_nvim import installed, neovims
+from test_nvim_pty import RETRY, Screen, patch, pytestmark, script, warm_screen  # noqa: F401 (pytestmark: nvim, timeout, tmux)
 
 
 @pytest.fixture(params=neovims(), ids=[f for f, _ in neovims()])
 def screen(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Screen]:
     flavour, nvim = request.param
-    if nvim is None:
-        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
-    ws = tmp_path / "project"
-    ws.mkdir()
-    (ws / ".forge.toml").write_text('edit_review = "confirm"\n[retry]\nmin_delay_ms = 10\n')
-    (ws / "main.py").write_text("import os\nport = 8080\n")
-    home = tmp_path / "home"
-    home.mkdir()
-    trust(ws, home / "state")
-    s = Screen(nvim, ws, home)
-    try:
-        s.wait_for("main.py")
-        s.wait_for("Forge: idle")
-        warm_up(s)
-        yield s
-    finally:
-        s.close()
+    yield from warm_screen(installed(flavour, nvim), tmp_path, forge_toml='edit_review = "confirm"\n' + RETRY)
 
 
 def test_review_prompt_reject_then_accept(screen: Screen) -> None:
-    (screen.ws / "script.json").write_text(json.dumps({"responses": [patch("port = 8080", "port = 9090"), {"text": "ok"}]}))
+    script(screen.ws, patch("port = 8080", "port = 9090"), {"text": "ok"})
     screen.command("ForgeRun change the port")
     shown = screen.wait_for("Type number and <Enter>")
     assert "Forge: patch main.py: apply this edit?" in shown, shown
@@ -55,7 +34,7 @@ def test_review_prompt_reject_then_accept(screen: Screen) -> None:
     shown = screen.wait_for("Forge: turn completed (2 requests, 1 tool call, 1 failure)")
     assert "port = 9090" not in shown and "forge://review" not in shown, shown
     screen.assert_clean()
-    (screen.ws / "script.json").write_text(json.dumps({"responses": [patch("port = 8080", "port = 9090"), {"text": "ok"}]}))
+    script(screen.ws, patch("port = 8080", "port = 9090"), {"text": "ok"})
     screen.command("ForgeRun change the port")
     screen.wait_for("Type number and <Enter>")
     screen.keys("1", "Enter")
