@@ -7,10 +7,11 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+
+from support.processes import left_running_in
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -216,22 +217,6 @@ def test_shipped_doc_tags_match_the_help_file(tmp_path: Path, flavour: str, nvim
     assert shipped.read_text() == (doc / "tags").read_text(), "doc/tags is stale: run :helptags editors/nvim/doc"
 
 
-def _children_in(folder: Path) -> list[str]:
-    """Processes of this user running in folder (their cwd): the MCP servers started for it."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            cwd = os.readlink(proc / "cwd")
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if cwd == str(folder) or cwd.startswith(str(folder) + "/"):
-            found.append(f"{proc.name}: {cmdline}")
-    return found
-
-
 @pytest.mark.nvim
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
@@ -251,12 +236,7 @@ def test_forge_mcp(tmp_path: Path, flavour: str, nvim: str | None) -> None:
     nvim = installed(flavour, nvim)
     env = _workspaces(tmp_path)
     run_spec(nvim, "mcp_spec.lua", env, tmp_path, timeout=140)
-    ws = Path(env["FORGE_WORKSPACE"])
-    for _ in range(50):
-        left = _children_in(ws)
-        if not left:
-            break
-        time.sleep(0.1)
+    left = left_running_in(Path(env["FORGE_WORKSPACE"]))
     assert not left, left
 
 

@@ -7,13 +7,14 @@ restarts one by name; no Lua error, no hit-enter prompt, and no MCP server left 
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
 
-from test_nvim import _children_in, installed, neovims
+from test_nvim import installed, neovims
 from test_nvim_pty import INIT, TMUX, Screen, workspace
+
+from support.processes import left_running_in
 
 pytestmark = [
     pytest.mark.nvim,
@@ -61,9 +62,7 @@ def test_forge_mcp_on_screen(tmp_path: Path, flavour: str, nvim: str | None) -> 
         shown = s.wait_for("Forge: MCP server broken failed")
         s.assert_clean()
         s.command("qa!")
-        deadline = time.monotonic() + 10
-        while (left := _children_in(ws)) and time.monotonic() < deadline:
-            time.sleep(0.1)
+        left = left_running_in(ws, timeout=10)
         assert left == [], left
     finally:
         s.close()

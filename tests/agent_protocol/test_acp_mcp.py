@@ -21,6 +21,7 @@ from acp.schema import ClientCapabilities, McpServerStdio
 from test_acp import Recorder
 
 from support.openai_server import OpenAIStub
+from support.processes import processes_in
 from support.trust import trust_workspace
 
 pytestmark = pytest.mark.timeout(120)
@@ -35,25 +36,6 @@ def time_server(name: str = "time") -> McpServerStdio:
 def offered(request: dict[str, Any]) -> set[str]:
     """The tool names a model request offered."""
     return {t["function"]["name"] for t in request["body"].get("tools") or []}
-
-
-def processes_in(folder: Path) -> list[str]:
-    """This user's processes whose working directory is folder (or below): the MCP servers started there."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            cwd = os.readlink(proc / "cwd")
-            stat = (proc / "stat").read_text()
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if ") Z " in stat:
-            continue  # a zombie: it has exited
-        if cwd == str(folder) or cwd.startswith(str(folder) + os.sep):
-            found.append(f"{proc.name}: {cmdline}")
-    return found
 
 
 async def gone(folder: Path, timeout: float = 10.0) -> list[str]:

@@ -10,12 +10,12 @@ import shlex
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from test_acp import agent_env, shell, workspace_with
-from test_acp_mcp import processes_in
+
+from support.processes import left_running_in
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -122,11 +122,7 @@ def test_mcp_servers_from_acpx_mcp_config_give_the_session_their_tools(acpx: Pat
     assert "mcp_time_get_current_time" in out and "(completed)" in out, out
     assert '"timezone": "UTC"' in out, out
     assert "It is time." in out and "[done] end_turn" in out, out
-    for _ in range(50):
-        if not processes_in(workspace):
-            break
-        time.sleep(0.1)
-    assert processes_in(workspace) == []
+    assert left_running_in(workspace) == []
 
 
 def test_a_slash_command_through_acpx_runs_the_command_and_shows_no_error(acpx: Path, workspace: Path) -> None:
