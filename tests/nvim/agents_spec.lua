@@ -19,12 +19,8 @@ vim.schedule(function()
 
     -- The conversation's agent set behind the plugin's back (as after a restart: it is kept with the
     -- conversation): the statusline cannot know it yet; the next turn's turnStarted tells it.
-    local set
-    require("forge.client").execute("forge.setAgent", { id = "sage" }, function(result)
-      set = result
-    end)
-    wait(10000, "sage not set", function()
-      return set ~= nil
+    t.answer(10000, "sage not set", function(done)
+      require("forge.client").execute("forge.setAgent", { id = "sage" }, done)
     end)
     assert(forge.statusline() == "Forge: idle", forge.statusline())
 

@@ -119,12 +119,8 @@ local ok, err = pcall(function()
 
   -- 2. an interrupt: headless, nobody to ask: told once, with the reason
   script({ shell("exit 1"), shell("exit 1"), shell("exit 1") })
-  result = nil
-  forge.run("break things", nil, function(answer)
-    result = answer
-  end)
-  wait(60000, "no interrupted result", function()
-    return result ~= nil
+  result = t.answer(60000, "no interrupted result", function(done)
+    forge.run("break things", nil, done)
   end)
   assert(result.status == "interrupted", "status " .. tostring(result.status))
   assert(result.reason.kind == "MaxToolFailurePerTurnLimitReached" and result.reason.errors.shell == 3, vim.inspect(result.reason))
@@ -202,12 +198,8 @@ local ok, err = pcall(function()
     end
   end
   script({ shell("echo deploy now"), { text = "ok, not deploying" } })
-  result = nil
-  forge.run("deploy", nil, function(answer)
-    result = answer
-  end)
-  wait(60000, "no confirm result", function()
-    return result ~= nil
+  result = t.answer(60000, "no confirm result", function(done)
+    forge.run("deploy", nil, done)
   end)
   vim.ui.select = real_select
   vim.api.nvim_list_uis = real_uis
@@ -265,13 +257,7 @@ local ok, err = pcall(function()
   assert((uv.hrtime() - t0) / 1e9 < 5, "cancel was slow")
   assert(count_notes("no turn is running") == 0, "cancel from the log window missed the turn")
   assert(forge_clients() == 1, "a second server started")
-  local status
-  forge.status(function(answer)
-    status = answer
-  end)
-  wait(10000, "no status from the log window", function()
-    return status ~= nil
-  end)
+  local status = t.answer(10000, "no status from the log window", forge.status)
   assert(status.running == false, vim.inspect(status))
 
   -- 5b. the statusline gives the last turn's tokens; :ForgeConversations picks one through vim.ui.select
@@ -283,12 +269,7 @@ local ok, err = pcall(function()
     picked_from = vim.tbl_map(opts.format_item, items)
     on_choice(items[#items])
   end
-  forge.conversations(function(answer)
-    opened = answer
-  end)
-  wait(10000, "no conversation opened", function()
-    return opened ~= nil
-  end)
+  opened = t.answer(10000, "no conversation opened", forge.conversations)
   vim.ui.select = real_select2
   assert(#picked_from >= 1 and picked_from[1]:find(" turns · ", 1, true), vim.inspect(picked_from))
   assert(opened.conversationId == listed[#listed].id, vim.inspect(opened))
@@ -301,13 +282,7 @@ local ok, err = pcall(function()
   end)
   local cbuf = vim.api.nvim_get_current_buf()
   assert(vim.bo[cbuf].filetype == "forgeconfig", vim.bo[cbuf].filetype)
-  local shown
-  forge.show_config(function(answer)
-    shown = answer
-  end)
-  wait(10000, "no config", function()
-    return shown ~= nil
-  end)
+  t.answer(10000, "no config", forge.show_config)
   assert(vim.api.nvim_get_current_buf() == cbuf, "a second config buffer")
   local wins = #vim.api.nvim_list_wins()
   vim.cmd("normal q")

@@ -72,13 +72,7 @@ local ok, err = pcall(function()
       return #notes_with("Forge: turn left interrupted; :ForgeContinue continues it") == 1
     end)
     assert(forge.statusline():find("^Forge: interrupted"), forge.statusline())
-    local status
-    forge.status(function(answer)
-      status = answer
-    end)
-    wait(10000, "no status", function()
-      return status ~= nil
-    end)
+    t.answer(10000, "no status", forge.status)
     assert(#notes_with("Forge: interrupted (:ForgeContinue) · model ") == 1, "status disagrees")
     script({ { text = "recovered" } })
     turn("ForgeContinue")
@@ -238,13 +232,7 @@ local ok, err = pcall(function()
     assert(#notes_with("Forge: shell failed; 2 attempts left", mark) == 1, "attempts")
     assert(#notes_with("Forge: shell failed; 1 attempt left", mark) == 1, "attempt")
     -- :ForgeNew: the short id
-    local new
-    forge.new_conversation(function(answer)
-      new = answer
-    end)
-    wait(10000, "no new conversation", function()
-      return new ~= nil
-    end)
+    local new = t.answer(10000, "no new conversation", forge.new_conversation)
     local told = notes_with("Forge: new conversation ", mark)
     assert(#told == 1 and told[1].msg == "Forge: new conversation " .. new.conversationId:sub(1, 8), vim.inspect(told))
     -- :ForgeConversations: "2.1k tokens", "just now"
@@ -261,13 +249,7 @@ local ok, err = pcall(function()
     real_ui()
     asked = {}
     -- :ForgeConfig: the sources in one column, no nil
-    local shown
-    forge.show_config(function(answer)
-      shown = answer
-    end)
-    wait(10000, "no config", function()
-      return shown ~= nil
-    end)
+    t.answer(10000, "no config", forge.show_config)
     local lines = vim.api.nvim_buf_get_lines(vim.fn.bufnr("forge://config"), 0, -1, false)
     -- key, source, value: the sources in one column, the values in another
     local source_at, value_at

@@ -55,13 +55,7 @@ local ok, err = xpcall(function()
   -- 3. :ForgeMcp: the buffer lists both, time ready with its tools, broken failed with a reason.
   local listed = nil
   local function list()
-    listed = nil
-    forge.mcp_servers(function(result)
-      listed = result
-    end)
-    wait(20000, ":ForgeMcp did not answer", function()
-      return listed ~= nil
-    end)
+    listed = t.answer(20000, ":ForgeMcp did not answer", forge.mcp_servers)
   end
   wait(30000, "the servers did not settle", function()
     list()

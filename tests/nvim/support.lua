@@ -52,6 +52,18 @@ function M.wait(ms, what, cond)
   assert(vim.wait(ms, cond, 20), what .. "; notes: " .. vim.inspect(M.notes))
 end
 
+--- start(done) asks the server something whose answer comes to done; wait up to ms for it and return it.
+function M.answer(ms, what, start)
+  local got
+  start(function(result)
+    got = result
+  end)
+  M.wait(ms, what, function()
+    return got ~= nil
+  end)
+  return got
+end
+
 --- The scripted model's answers, in order (the workspace's script.json).
 function M.script(responses)
   local f = assert(io.open(M.ws .. "/script.json", "w"))
