@@ -26,11 +26,13 @@ from test_nvim import ROOT, installed, neovims, trust, user_config
 TMUX = shutil.which("tmux")
 ERRORS = ("E5108", "Error executing", "replacement string", "stack traceback", "Press ENTER", "E492", "Forge: forge.run:")
 
-pytestmark = [
-    pytest.mark.nvim,
-    pytest.mark.timeout(90),
-    pytest.mark.skipif(TMUX is None, reason="tmux is not installed"),
-]
+
+def pty_marks(timeout: int) -> list[pytest.MarkDecorator]:
+    """A tmux test module's pytestmark: nvim, its timeout, skipped where tmux is not installed."""
+    return [pytest.mark.nvim, pytest.mark.timeout(timeout), pytest.mark.skipif(TMUX is None, reason="tmux is not installed")]
+
+
+pytestmark = pty_marks(90)
 
 MODEL = 'model = "scripted/script.json"\n'  # the scripted model: the user's config line, or a workspace's
 RETRY = "[retry]\nmin_delay_ms = 10\n"

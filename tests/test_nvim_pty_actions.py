@@ -11,13 +11,9 @@ from pathlib import Path
 import pytest
 
 from test_nvim import installed, neovims
-from test_nvim_pty import TMUX, Screen, script, warm_screen
+from test_nvim_pty import Screen, pty_marks, script, warm_screen
 
-pytestmark = [
-    pytest.mark.nvim,
-    pytest.mark.timeout(120),
-    pytest.mark.skipif(TMUX is None, reason="tmux is not installed"),
-]
+pytestmark = pty_marks(120)
 
 LINT = (
     "lua vim.diagnostic.set(vim.api.nvim_create_namespace('mylinter'), 0, {{lnum = 1, col = 0, end_col = 4,"

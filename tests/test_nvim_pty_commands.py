@@ -8,13 +8,9 @@ from pathlib import Path
 import pytest
 
 from test_nvim import installed, neovims
-from test_nvim_pty import TMUX, Screen, script, workspace
+from test_nvim_pty import Screen, pty_marks, script, workspace
 
-pytestmark = [
-    pytest.mark.nvim,
-    pytest.mark.timeout(90),
-    pytest.mark.skipif(TMUX is None, reason="tmux is not installed"),
-]
+pytestmark = pty_marks(90)
 
 
 @pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])

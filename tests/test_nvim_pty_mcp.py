@@ -12,15 +12,11 @@ from pathlib import Path
 import pytest
 
 from test_nvim import installed, neovims
-from test_nvim_pty import INIT, TMUX, Screen, workspace
+from test_nvim_pty import INIT, Screen, pty_marks, workspace
 
 from support.processes import left_running_in
 
-pytestmark = [
-    pytest.mark.nvim,
-    pytest.mark.timeout(120),
-    pytest.mark.skipif(TMUX is None, reason="tmux is not installed"),
-]
+pytestmark = pty_marks(120)
 
 MCP_INIT = INIT.replace(
     'require("forge").setup({ cmd = { os.getenv("FORGE_PYTHON"), "-m", "forge_lsp" } })',

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from test_nvim import installed, neovims
-from test_nvim_pty import RETRY, Screen, patch, pytestmark, script, warm_screen  # noqa: F401 (pytestmark: nvim, timeout, tmux)
+from test_nvim_pty import RETRY, Screen, patch, pty_marks, script, warm_screen
+
+pytestmark = pty_marks(90)
 
 
 @pytest.fixture(params=neovims(), ids=[f for f, _ in neovims()])
