@@ -83,6 +83,21 @@ local ok, err = pcall(function()
     local c = forge.get_client()
     return c ~= nil and c.initialized and vim.lsp.buf_is_attached(buf, c.id)
   end)
+  -- :ForgeFix on a line without a diagnostic: no menu, one line in Forge's words (not Neovim's bare
+  -- "No code actions available"). A Forge diagnostic of its own there is no diagnostic to fix either.
+  local own = vim.api.nvim_create_namespace("forge-own-test")
+  vim.diagnostic.set(own, buf, { { lnum = 2, col = 0, message = "tool call failed", source = "forge" } })
+  vim.api.nvim_win_set_cursor(0, { 3, 0 })
+  vim.cmd("ForgeFix")
+  wait(5000, "no word from :ForgeFix without a diagnostic", function()
+    return #notes > 0
+  end)
+  vim.wait(500) -- a code action request would have answered by now
+  assert(#menus == 0, "a menu without a diagnostic: " .. vim.inspect(menus))
+  assert(#notes == 1 and notes[1]:find("^Forge: no diagnostic on this line;") and not notes[1]:find("\n"), vim.inspect(notes))
+  assert(notes[1]:find(":ForgeRun", 1, true) and notes[1]:find("Explain", 1, true), notes[1])
+  vim.diagnostic.reset(own, buf)
+  notes = {}
   -- A diagnostic from another source, in a namespace of its own (a linter, another server).
   local ns = vim.api.nvim_create_namespace("other-linter")
   vim.diagnostic.set(ns, buf, {
