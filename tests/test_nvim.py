@@ -335,3 +335,35 @@ def test_forge_agent_with_completion(tmp_path: Path, flavour: str, nvim: str | N
     output = p.stdout + p.stderr
     assert p.returncode == 0 and "PASS" in output, output
     assert not [e for e in ERRORS_ON_SCREEN if e in output], output
+
+
+@pytest.mark.nvim
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
+def test_forge_agent_completion_before_the_server_answers(tmp_path: Path, flavour: str, nvim: str | None) -> None:
+    """:ForgeAgent <Tab> with no server, and with one not answering yet: the workspace's and the user's
+    agents from their files, at once; then the server's list (tests/nvim/agents_complete_spec.lua)."""
+    if nvim is None:
+        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
+    env = _workspaces(tmp_path)
+    ws = Path(env["FORGE_WORKSPACE"])
+    (ws / ".forge" / "agents").mkdir(parents=True)
+    (ws / ".forge" / "agents" / "plan.md").write_text("---\nid: planner\ndescription: Plans.\n---\nPlan.\n")
+    (ws / ".forge.toml").write_text("[retry]\nmin_delay_ms = 10\n")
+    trust(ws, tmp_path / "state")  # after the agent is written: trust covers it
+    agents = Path(env["XDG_CONFIG_HOME"]) / "forge-lsp" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "reviewer.md").write_text("---\ntitle: Reviewer\n---\nReview.\n")
+    (agents / "broken.md").write_text("---\ntemperature: 9\n---\nBroken.\n")  # the server does not load it
+    spec = ROOT / "tests" / "nvim" / "agents_complete_spec.lua"
+    p = subprocess.run(
+        [nvim, "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {spec}"],
+        capture_output=True,
+        text=True,
+        timeout=100,
+        env=env,
+        cwd=tmp_path,
+    )
+    output = p.stdout + p.stderr
+    assert p.returncode == 0 and "PASS" in output, output
+    assert not [e for e in ERRORS_ON_SCREEN if e in output], output
