@@ -94,7 +94,7 @@ def test_fix_on_a_line_without_a_diagnostic_says_so(screen: Screen) -> None:
     screen.command("echo ''")
     screen.keys("g", "g")  # line 1: no diagnostic there
     screen.command("ForgeFix")
-    shown = screen.wait_for("Forge: no diagnostic on this line; select lines to Explain or Edit, or use :ForgeRun")
+    shown = screen.wait_for("Forge: no diagnostic here; select lines (Explain/Edit) or :ForgeRun")
     time.sleep(0.5)  # a code action request would have answered by now
     shown = screen.text()
     assert "No code actions available" not in shown and "Type number" not in shown, shown

@@ -94,7 +94,7 @@ local ok, err = pcall(function()
   end)
   vim.wait(500) -- a code action request would have answered by now
   assert(#menus == 0, "a menu without a diagnostic: " .. vim.inspect(menus))
-  assert(#notes == 1 and notes[1]:find("^Forge: no diagnostic on this line;") and not notes[1]:find("\n"), vim.inspect(notes))
+  assert(#notes == 1 and notes[1]:find("^Forge: no diagnostic here;") and not notes[1]:find("\n"), vim.inspect(notes))
   assert(notes[1]:find(":ForgeRun", 1, true) and notes[1]:find("Explain", 1, true), notes[1])
   vim.diagnostic.reset(own, buf)
   notes = {}

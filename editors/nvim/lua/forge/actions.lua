@@ -74,7 +74,7 @@ function M.code_action(opts)
   context = { diagnostics = M.diagnostics(bufnr, line, line) }
   if not has_fixable(context.diagnostics) then
     -- Forge offers nothing here: say so in its words rather than Neovim's bare "No code actions available".
-    notify("Forge: no diagnostic on this line; select lines to Explain or Edit, or use :ForgeRun")
+    notify("Forge: no diagnostic here; select lines (Explain/Edit) or :ForgeRun") -- fits 80 columns (v:echospace 68)
     return
   end
   if has_011 then
