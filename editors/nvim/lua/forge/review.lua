@@ -193,7 +193,7 @@ function M.apply_edit(_, params, ctx)
   local changed = stale(edit)
   if changed then
     log.append("  ! " .. (params.label or "Forge: edit") .. " not applied: " .. changed)
-    return { applied = false, failureReason = "you changed it since; nothing was applied" }
+    return { applied = false, failureReason = "you changed it since" }
   end
   -- A file the user had not open is written once the edit lands, as the server would have written it.
   local to_write = annotation and unloaded(edit) or {}
