@@ -251,3 +251,23 @@ def test_forge_agent_with_completion(tmp_path: Path, flavour: str, nvim: str | N
     agents.mkdir(parents=True)
     (agents / "reviewer.md").write_text("---\ntitle: Reviewer\ndescription: Reviews code.\ntools: [read]\n---\nReview.\n")
     run_spec(nvim, "agents_spec.lua", env, tmp_path, timeout=100)
+
+
+@pytest.mark.nvim
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
+def test_forge_agent_completion_before_the_server_answers(tmp_path: Path, flavour: str, nvim: str | None) -> None:
+    """:ForgeAgent <Tab> with no server, and with one not answering yet: the workspace's and the user's
+    agents from their files, at once; then the server's list (tests/nvim/agents_complete_spec.lua)."""
+    nvim = installed(flavour, nvim)
+    env = _workspaces(tmp_path)
+    ws = Path(env["FORGE_WORKSPACE"])
+    (ws / ".forge" / "agents").mkdir(parents=True)
+    (ws / ".forge" / "agents" / "plan.md").write_text("---\nid: planner\ndescription: Plans.\n---\nPlan.\n")
+    (ws / ".forge.toml").write_text("[retry]\nmin_delay_ms = 10\n")
+    trust(ws, tmp_path / "state")  # after the agent is written: trust covers it
+    agents = Path(env["XDG_CONFIG_HOME"]) / "forge-lsp" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "reviewer.md").write_text("---\ntitle: Reviewer\n---\nReview.\n")
+    (agents / "broken.md").write_text("---\ntemperature: 9\n---\nBroken.\n")  # the server does not load it
+    run_spec(nvim, "agents_complete_spec.lua", env, tmp_path, timeout=100)

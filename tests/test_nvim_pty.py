@@ -603,3 +603,36 @@ def test_forge_agent_tab_completes_and_the_statusline_names_it(screen: Screen) -
     shown = screen.wait_for("Forge: idle")
     assert "Forge (" not in shown, shown
     screen.assert_clean()
+
+
+@pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
+def test_forge_agent_tab_before_the_server_starts(tmp_path: Path, flavour: str, nvim: str | None) -> None:
+    """:ForgeAgent <Tab> in a git repository, where no server runs until a :Forge command: the workspace's
+    and the user's own agents are offered with the built-in ones (from their files); the one picked is set."""
+    if nvim is None:
+        pytest.skip(f"no {flavour} Neovim installed (.ci/run installs both)")
+    ws = tmp_path / "project"
+    (ws / ".forge" / "agents").mkdir(parents=True)
+    (ws / ".forge" / "agents" / "plan.md").write_text("---\nid: planner\n---\nPlan.\n")
+    (ws / ".git").mkdir()
+    (ws / "main.py").write_text("x = 1\n")
+    home = tmp_path / "home"
+    (home / "config" / "forge-lsp" / "agents").mkdir(parents=True)
+    (home / "config" / "forge-lsp" / "agents" / "reviewer.md").write_text("---\ntitle: Reviewer\n---\nReview.\n")
+    trust(ws, home / "state")
+    s = Screen(nvim, ws, home)
+    try:
+        s.wait_for("main.py")
+        s.keys("-l", ":ForgeAgent ")
+        s.keys("Tab")
+        shown = s.wait_for(":ForgeAgent forge", timeout=5)
+        assert "planner" in shown and "reviewer" in shown and "sage" in shown, shown
+        s.keys("C-u")
+        s.keys("-l", "ForgeAgent pl")
+        s.keys("Tab")
+        s.wait_for(":ForgeAgent planner")
+        s.keys("Enter")
+        s.wait_for("Forge: agent planner for this conversation")
+        s.assert_clean()
+    finally:
+        s.close()

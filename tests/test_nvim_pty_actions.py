@@ -67,3 +67,15 @@ def test_edit_selection_asks_for_the_instruction(screen: Screen) -> None:
     screen.wait_for("Forge: idle")
     time.sleep(0.3)
     screen.assert_clean()
+
+
+def test_fix_on_a_line_without_a_diagnostic_says_so(screen: Screen) -> None:
+    """:ForgeFix where there is nothing to fix: one line in Forge's words, no menu, no bare Neovim message."""
+    screen.command("echo ''")
+    screen.keys("g", "g")  # line 1: no diagnostic there
+    screen.command("ForgeFix")
+    shown = screen.wait_for("Forge: no diagnostic here; select lines (Explain/Edit) or :ForgeRun")
+    time.sleep(0.5)  # a code action request would have answered by now
+    shown = screen.text()
+    assert "No code actions available" not in shown and "Type number" not in shown, shown
+    screen.assert_clean()

@@ -8,16 +8,34 @@ from pathlib import Path
 import pytest
 
 from test_nvim import installed, neovims
-from test_nvim_pty import Screen, patch, pty_marks, script, workspace
+from test_nvim_pty import INIT, Screen, patch, pty_marks, script, workspace
 
 pytestmark = pty_marks(120)
+
+
+# A keystroke that lands as the server's edit arrives (its version then stale): `:lua TYPE_ON_EDIT = "text"`
+# puts text on line 2 when the next workspace/applyEdit comes, before the plugin handles it.
+TYPING_INIT = (
+    INIT
+    + """
+local handlers = require("forge.client").handlers
+local apply_edit = handlers["workspace/applyEdit"]
+handlers["workspace/applyEdit"] = function(err, params, ctx, ...)
+  if TYPE_ON_EDIT then
+    vim.api.nvim_buf_set_lines(vim.fn.bufnr("main.py"), 1, 2, false, { TYPE_ON_EDIT })
+    TYPE_ON_EDIT = nil
+  end
+  return apply_edit(err, params, ctx, ...)
+end
+"""
+)
 
 
 @pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
 def test_undo_turn_on_screen(tmp_path: Path, flavour: str, nvim: str | None) -> None:
     nvim = installed(flavour, nvim)
     ws, home = workspace(tmp_path)
-    s = Screen(nvim, ws, home)
+    s = Screen(nvim, ws, home, init_lua=TYPING_INIT)
     try:
         s.wait_for("Forge: idle")
         made = {"tool_calls": [{"name": "write", "arguments": {"file_path": "made.py", "content": "y = 0\n"}}]}
@@ -46,6 +64,20 @@ def test_undo_turn_on_screen(tmp_path: Path, flavour: str, nvim: str | None) -> 
         s.command("ForgeUndoTurn")
         shown = s.wait_for("Forge: forge.undoTurn: main.py changed since the turn: cannot undo turn")
         assert "port = 7070  # mine" in shown and "Press ENTER" not in shown, shown
+        s.assert_clean()
+        # A third turn; the person types just as the undo's edit arrives: the undo is refused in one line
+        # (no "newer than edits"), the typed line stays.
+        script(ws, patch("port = 7070  # mine", "port = 6060"), {"text": "Changed a third time."})
+        s.command("ForgeRun change it a third time")
+        s.wait_for("Forge: turn completed")
+        s.keys("j", "k")
+        s.wait_for("port = 6060")
+        s.command("sleep 500m")
+        s.command('lua TYPE_ON_EDIT = "port = 6060  # typed"')
+        s.command("ForgeUndoTurn")
+        shown = s.wait_for("Forge: forge.undoTurn: cannot undo turn")
+        assert "port = 6060  # typed" in shown and "restoring main.py failed" in shown, shown
+        assert "newer than edits" not in shown and "undid turn" not in shown, shown
         s.assert_clean()
     finally:
         s.close()

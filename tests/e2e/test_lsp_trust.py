@@ -220,6 +220,23 @@ async def test_a_change_from_outside_the_editor_still_asks_even_when_the_user_sa
     assert "is not trusted (its files changed since you trusted it)" in trust_requests(client)[-1].message
 
 
+async def test_a_reload_then_the_users_typing_saved_at_once_still_asks(client: LanguageClient, ws: Path) -> None:
+    # VS Code takes an outside change into the open buffer as a didChange (no didClose + didOpen); the user
+    # types at once and saves, well within SAVE_FLUSH_SECS. A change after the one that matched the disk
+    # (a later version) shows the buffer was not the save itself: the pulled text is not the user's.
+    config = await trusted_workspace(client, ws)
+    pulled = config.read_text() + 'api_base = "http://127.0.0.1:9/v1"\n'
+    config.write_text(pulled)  # a git pull
+    buffer_becomes(client, config, pulled, 2)  # the editor reloads the unmodified buffer
+    await command(client, "forge.status", {})  # the reload is handled (the user's keys come after it)
+    typed = pulled + "# typed right after\n"
+    buffer_becomes(client, config, typed, 3)
+    await command(client, "forge.status", {})  # VS Code sends the typing before it writes the file
+    editor_saves(client, config, typed)
+    status = await command(client, "forge.status", {})
+    assert (status["trusted"], status["trust"]) == (False, "changed")
+
+
 async def test_a_file_changed_outside_then_opened_and_saved_at_once_still_asks(client: LanguageClient, ws: Path) -> None:
     write_script(ws, {"text": "ok"})
     assert (await command(client, "forge.trust", {}))["trusted"] is True

@@ -40,6 +40,22 @@ local ok, err = pcall(function()
     local c = forge.get_client()
     return c ~= nil and c.initialized and vim.lsp.buf_is_attached(buf, c.id)
   end)
+  -- :ForgeFix on a line without a diagnostic: no menu, one line in Forge's words (not Neovim's bare
+  -- "No code actions available"). A Forge diagnostic of its own there is no diagnostic to fix either.
+  local own = vim.api.nvim_create_namespace("forge-own-test")
+  vim.diagnostic.set(own, buf, { { lnum = 2, col = 0, message = "tool call failed", source = "forge" } })
+  vim.api.nvim_win_set_cursor(0, { 3, 0 })
+  local since = #t.notes
+  vim.cmd("ForgeFix")
+  wait(5000, "no word from :ForgeFix without a diagnostic", function()
+    return #t.notes > since
+  end)
+  vim.wait(500) -- a code action request would have answered by now
+  assert(#menus == 0, "a menu without a diagnostic: " .. vim.inspect(menus))
+  local said = t.notes_with("", since)
+  assert(#said == 1 and said[1].msg:find("^Forge: no diagnostic here;") and not said[1].msg:find("\n"), vim.inspect(said))
+  assert(said[1].msg:find(":ForgeRun", 1, true) and said[1].msg:find("Explain", 1, true), said[1].msg)
+  vim.diagnostic.reset(own, buf)
   -- A diagnostic from another source, in a namespace of its own (a linter, another server).
   local ns = vim.api.nvim_create_namespace("other-linter")
   vim.diagnostic.set(ns, buf, {

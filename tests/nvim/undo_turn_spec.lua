@@ -11,6 +11,19 @@ local function call(name, arguments)
   return { tool_calls = { { name = name, arguments = arguments } } }
 end
 
+-- The user types between the server reading the buffer's version and the edit reaching Neovim: a
+-- keystroke at the moment the workspace/applyEdit arrives (typed_on_edit set: the text typed on line 1).
+local typed_on_edit = nil
+local handlers = require("forge.client").handlers
+local apply_edit = handlers["workspace/applyEdit"]
+handlers["workspace/applyEdit"] = function(err, params, ctx, ...)
+  if typed_on_edit then
+    vim.api.nvim_buf_set_lines(vim.fn.bufnr(ws .. "/main.py"), 0, 1, false, { typed_on_edit })
+    typed_on_edit = nil
+  end
+  return apply_edit(err, params, ctx, ...)
+end
+
 t.setup()
 
 local function line1()
@@ -59,6 +72,33 @@ vim.schedule(function()
     local refused = notes_with("main.py changed since the turn")[1]
     assert(refused.level == vim.log.levels.ERROR and not refused.msg:find("\n"), vim.inspect(refused))
     assert(line1() == "x = 3  # mine", "the user's line was lost: " .. tostring(line1()))
+
+    -- A third turn changes main.py (open) and made.py (on disk); the user types in main.py just as the
+    -- undo's edit arrives (its version is stale): Neovim's own apply_workspace_edit would skip it
+    -- silently, and "applied" would be a lie. The plugin answers applied=false with a reason, so the
+    -- server refuses the undo naming main.py, puts made.py back, and the typed line stays.
+    script({
+      call("patch", { file_path = "main.py", old_string = "x = 3  # mine", new_string = "x = 4" }),
+      call("write", { file_path = "made.py", content = "y = 1\n" }),
+      { text = "done" },
+    })
+    turn("ForgeRun bump x a third time")
+    wait(5000, "the third edit never reached the buffer", function()
+      return line1() == "x = 4"
+    end)
+    vim.wait(500) -- past the didChange debounce
+    typed_on_edit = "x = 4  # typed while the undo came"
+    vim.cmd("ForgeUndoTurn")
+    wait(10000, "no refusal for the stale edit", function()
+      return #notes_with("cannot undo turn") == 2
+    end)
+    local stale = notes_with("cannot undo turn")[2]
+    assert(stale.level == vim.log.levels.ERROR and not stale.msg:find("\n"), vim.inspect(stale))
+    assert(stale.msg:find("main.py", 1, true) and stale.msg:find("main.py: you changed it since", 1, true), stale.msg)
+    assert(#notes_with("Forge: undid turn ") == 1, "the stale undo was told as done")
+    assert(line1() == "x = 4  # typed while the undo came", "the user's typing was lost: " .. tostring(line1()))
+    local made = io.open(ws .. "/made.py"):read("*a")
+    assert(made == "y = 1\n", "made.py was not put back as the turn left it: " .. vim.inspect(made))
 
     -- The first turn again, by id: already undone.
     vim.cmd("ForgeUndoTurn " .. first.turnId)

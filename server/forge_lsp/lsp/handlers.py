@@ -148,7 +148,9 @@ def being_saved(ls: ForgeLanguageServer, uri: str) -> bool:
     """uri is a trust-relevant file open in the editor, the user's text, and the disk holds it now."""
     doc = ls.workspace.text_documents.get(uri)
     found = trust_document(ls, uri)
-    return found is not None and doc is not None and ls.user_saves.is_users(uri) and disk_text(found[2]) == doc.source
+    return (
+        found is not None and doc is not None and ls.user_saves.is_users(uri, doc.version) and disk_text(found[2]) == doc.source
+    )
 
 
 def trust_document(ls: ForgeLanguageServer, uri: str) -> tuple[WorkspaceRuntime, str, Path] | None:
@@ -169,7 +171,7 @@ def buffer_changed(ls: ForgeLanguageServer, uri: str, opened: bool = False) -> N
     found = trust_document(ls, uri)
     doc = ls.workspace.text_documents.get(uri)
     if found is not None and doc is not None:
-        ls.user_saves.buffer_changed(found[0], found[1], uri, found[2], doc.source, opened)
+        ls.user_saves.buffer_changed(found[0], found[1], uri, found[2], doc.source, opened, doc.version)
 
 
 def did_open(ls: ForgeLanguageServer, params: t.DidOpenTextDocumentParams) -> None:
@@ -190,10 +192,10 @@ def did_save(ls: ForgeLanguageServer, params: t.DidSaveTextDocumentParams) -> No
     uri = params.text_document.uri
     found = trust_document(ls, uri)
     doc = ls.workspace.text_documents.get(uri)
-    if found is not None and doc is not None and ls.user_saves.is_users(uri):
+    if found is not None and doc is not None and ls.user_saves.is_users(uri, doc.version):
         runtime, rel, path = found
         if runtime.keep_trust_after_save(rel, doc.source):
-            ls.user_saves.buffer_changed(runtime, rel, uri, path, doc.source)
+            ls.user_saves.buffer_changed(runtime, rel, uri, path, doc.source, version=doc.version)
     # An agent's or a command's file: the workspace's .forge/agents/ and .forge/commands/, or the user's
     # ~/.config/forge-lsp/agents/ and commands/.
     definition = ("/agents/" in uri or "/commands/" in uri) and uri.endswith(".md")

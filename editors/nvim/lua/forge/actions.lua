@@ -3,6 +3,7 @@
 -- the client-side commands the server's actions name: forge.run (a turn, through this plugin) and
 -- forge.editSelection (asks for an instruction with vim.ui.input, then a turn on the selection).
 local clients = require("forge.client")
+local notify = require("forge.notify").notify
 
 local M = {}
 
@@ -35,6 +36,18 @@ function M.diagnostics(bufnr, first, last)
   return found
 end
 
+--- Whether one of diagnostics is another source's (a Fix is offered for it): Forge's own (a failed tool
+--- call, a config problem) get none, as the server's code actions say (lsp/code_actions.py is_own).
+local function has_fixable(diagnostics)
+  for _, d in ipairs(diagnostics) do
+    local source = type(d.source) == "string" and d.source or ""
+    if vim.trim(d.message or "") ~= "" and source ~= "forge" and source:sub(1, 6) ~= "forge." then
+      return true
+    end
+  end
+  return false
+end
+
 --- :ForgeFix: the code actions for the cursor's line (opts.range: the lines line1..line2 selected),
 --- with every namespace's diagnostics there: "Forge: Fix ...", and on a selection "Forge: Explain" and
 --- "Forge: Edit selection…" (and other servers' actions for the same diagnostics).
@@ -59,6 +72,11 @@ function M.code_action(opts)
   end
   local line = vim.api.nvim_win_get_cursor(0)[1] - 1
   context = { diagnostics = M.diagnostics(bufnr, line, line) }
+  if not has_fixable(context.diagnostics) then
+    -- Forge offers nothing here: say so in its words rather than Neovim's bare "No code actions available".
+    notify("Forge: no diagnostic here; select lines (Explain/Edit) or :ForgeRun") -- fits 80 columns (v:echospace 68)
+    return
+  end
   if has_011 then
     vim.lsp.buf.code_action({ context = context })
   else

@@ -219,6 +219,12 @@ function M.execute_sync(name, arg, timeout_ms, bufnr)
   return response.result
 end
 
+--- workspace/executeCommand name {arg} to client, in the background and told to nobody:
+--- on_answer(err, result) (for what the plugin keeps, e.g. the agents completion offers).
+function M.ask(client, name, arg, on_answer, bufnr)
+  return request(client, "workspace/executeCommand", { command = name, arguments = { object(arg) } }, on_answer, bufnr)
+end
+
 --- Send workspace/executeCommand name {arg} to the client for bufnr; on_result(result, client).
 --- An error is told instead. Returns the client (nil when none could start).
 function M.execute(name, arg, on_result, bufnr)

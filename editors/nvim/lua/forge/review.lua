@@ -145,6 +145,25 @@ local function unloaded(edit)
   return found
 end
 
+--- The first edit for a buffer the user changed since the server made it (its version is older than the
+--- buffer's), as "file: version N, the buffer is at M", or nil. Neovim's own apply_workspace_edit checks
+--- only the first document change, and then skips it with a bare print and no error (0.7 and 0.11): the
+--- edit would be answered applied while the user's typing stands in its place.
+local function stale(edit)
+  for _, change in ipairs(edit.documentChanges or {}) do
+    local doc = change.kind == nil and change.textDocument
+    local version = doc and type(doc.version) == "number" and doc.version or nil
+    if version and version > 0 then
+      local bufnr = vim.fn.bufnr(vim.uri_to_fname(doc.uri))
+      local now = bufnr ~= -1 and vim.api.nvim_buf_is_loaded(bufnr) and rawget(vim.lsp.util.buf_versions, bufnr) or nil
+      if now and now > version then
+        return string.format("%s: version %d, the buffer is at %d", relative(doc.uri), version, now)
+      end
+    end
+  end
+  return nil
+end
+
 --- workspace/applyEdit, without Neovim's "Workspace edit" message on every edit (the log has the tool call).
 function M.apply_edit(_, params, ctx)
   local client = vim.lsp.get_client_by_id(ctx.client_id)
@@ -168,6 +187,13 @@ function M.apply_edit(_, params, ctx)
         accepted_turn = turn
       end
     end
+  end
+  -- The user typed since the server made the edit (or while reviewing it): nothing is applied, and the
+  -- server is told why (an undo of a turn is then refused, naming the file; nothing the user wrote is lost).
+  local changed = stale(edit)
+  if changed then
+    log.append("  ! " .. (params.label or "Forge: edit") .. " not applied: " .. changed)
+    return { applied = false, failureReason = "you changed it since" }
   end
   -- A file the user had not open is written once the edit lands, as the server would have written it.
   local to_write = annotation and unloaded(edit) or {}
