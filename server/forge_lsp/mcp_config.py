@@ -215,7 +215,11 @@ def _add(
         try:
             spec = parse_entry(name, entry, layer, env)
         except ValueError as exc:
+            # The name is this source's even so (a later source wins per name): an earlier one does not start.
+            out.servers.pop(name, None)
             out.problems.append(ConfigProblem(layer, key, f"{exc}; this server is not started", path, line))
+            if layer == "session":  # no file to mark: the session's failed server, said in its chat
+                out.servers[name] = ServerSpec(name, layer, error=str(exc))
             continue
         out.servers[name] = ServerSpec(**{**spec.__dict__, "path": path, "line": line})
 

@@ -183,8 +183,8 @@ class ForgeAgent:
         self.background: set[asyncio.Task[Any]] = set()
         self.unwinding: dict[Path, asyncio.Event] = {}
         """Workspaces whose running turn was cancelled: set once it has ended."""
-        self.mcp_untold: dict[Path, list[str]] = {}
-        """Each workspace's MCP server failures not said in a chat yet."""
+        self.mcp_untold: dict[Path, list[tuple[str, str]]] = {}
+        """Each workspace's MCP server failures not said in a chat yet: (server name, line)."""
 
     def on_connect(self, conn: Client) -> None:
         self.conn = conn
@@ -209,7 +209,7 @@ class ForgeAgent:
         # A failure of one of the workspace's own MCP servers is said in the chat of the prompt that started them.
         untold = self.mcp_untold.setdefault(root, [])
         runtime.on_mcp_failure = lambda spec, reason: untold.append(
-            f"MCP server {spec.name} failed: {reason} ({spec.where()}); its tools are not available"
+            (spec.name, f"MCP server {spec.name} failed: {reason} ({spec.where()}); its tools are not available")
         )
         return runtime
 
@@ -399,12 +399,16 @@ class ForgeAgent:
         """The MCP servers the turn will use, the workspace's and the session's, started now (once, all at once,
         bounded); what to say of their failures before the turn (each once), "" for nothing."""
         runtime = session.runtime
+        # A server the session was given shadows the workspace's of the same name (a later source wins per name):
+        # that one is not started for this session, and its failures are not this session's to hear.
+        own = set(session.mcp.manager.servers) if session.mcp is not None else set()
         both = await asyncio.gather(
-            session.mcp.start() if session.mcp is not None else asyncio.sleep(0, ""), runtime.mcp.wait_started()
+            session.mcp.start() if session.mcp is not None else asyncio.sleep(0, ""), runtime.mcp.wait_started(own)
         )
         told = both[0] or ""
         untold = self.mcp_untold.get(runtime.root, [])
-        lines, untold[:] = list(untold), []
+        lines = [line for name, line in untold if name not in own]
+        untold[:] = [(name, line) for name, line in untold if name in own]
         return "".join(f"(forge-lsp: {redact(line)}.)\n\n" for line in lines) + told
 
     async def refuse(self, session: AcpSession, exc: TurnInProgress | NoModel | BadPrompt) -> PromptResponse:
