@@ -197,3 +197,27 @@ async def test_a_trusted_mcp_json_failure_is_a_diagnostic_on_its_entry(client: L
     assert shown == [
         f"Forge: MCP server broken failed: cannot start no-such-mcp-server-xyz: not found ({mcp_json}:3); its tools are not available"
     ]
+
+
+async def test_a_server_that_exits_while_idle_is_failed_at_once(client: LanguageClient, ws: Path) -> None:
+    """A stdio server that exits on its own after listing its tools (no call in flight): failed with why at once
+    (forge.status, shown once), not "ready" until the next call; its tools are absent from the next request."""
+    await settings(client, {"idle": flaky("exit-after-list")})
+    write_script(ws, {"text": "first"}, call("mcp_idle_ok"), {"text": "second"})
+    first = await command(client, "forge.run", {"prompt": "start it"})
+    assert first["status"] == "completed"
+    deadline = time.monotonic() + 15
+    while (status := (await command(client, "forge.status"))["mcp"])[0]["state"] != "failed":
+        assert time.monotonic() < deadline, f"still {status} after the server exited"
+        await asyncio.sleep(0.1)
+    (idle,) = status
+    assert idle["tools"] == 0 and "exited" in idle["reason"] and "leaving on purpose" in idle["reason"], idle
+    shown = [m.message for m in client.messages if "MCP server idle" in m.message]
+    assert len(shown) == 1 and "exited" in shown[0], shown
+    listed = await command(client, "forge.mcpServers")
+    assert listed["servers"][0]["tools"] == [] and listed["servers"][0]["state"] == "failed"
+    second = await command(client, "forge.run", {"prompt": "use it"})
+    assert second["status"] == "completed" and second["failures"] == 1
+    (finished,) = events(client, "toolCallFinished")
+    assert not finished.ok and "not running" not in finished.output, finished.output  # not offered: an unknown tool
+    assert len([m for m in client.messages if "MCP server idle" in m.message]) == 1

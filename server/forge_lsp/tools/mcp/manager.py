@@ -125,11 +125,12 @@ class McpManager:
         return self.current(skip)
 
     async def refresh(self) -> bool:
-        """List again the tools of servers that said theirs changed; True when any did."""
+        """List again the tools of servers that said theirs changed; True when any did (or another server's state
+        changed the tools since they were last given)."""
         changed = await asyncio.gather(*(s.refresh() for s in self.servers.values() if s.stale))
         if any(changed):
             self._definitions = None
-        return any(changed)
+        return any(changed) or self._definitions is None  # None: a server failed or stopped since
 
     def current(self, skip: Collection[str] = ()) -> list[ToolDefinition]:
         """The definitions as they are now (no waiting): what the model is given on the next request; none of
