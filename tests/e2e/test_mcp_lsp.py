@@ -221,3 +221,45 @@ async def test_a_server_that_exits_while_idle_is_failed_at_once(client: Language
     (finished,) = events(client, "toolCallFinished")
     assert not finished.ok and "not running" not in finished.output, finished.output  # not offered: an unknown tool
     assert len([m for m in client.messages if "MCP server idle" in m.message]) == 1
+
+
+async def test_settings_pushed_while_a_pull_is_answered_late_are_not_lost(client: LanguageClient, ws: Path) -> None:
+    """A didChangeConfiguration push that arrives while a workspace/configuration pull waits for its answer: the
+    pull's (older) answer must not overwrite the pushed settings (the MCP servers were lost)."""
+    held = asyncio.Event()
+    answered = asyncio.Event()
+    pulls: list[Any] = []
+
+    async def late_answer(params: t.ConfigurationParams) -> list[Any]:
+        pulls.append(params)
+        old = [client.get_configuration(section=item.section) for item in params.items]  # the settings as asked
+        await held.wait()
+        answered.set()
+        return old
+
+    await command(client, "forge.status")  # the first pull (initialized) is answered
+    client.protocol.fm.features.pop(t.WORKSPACE_CONFIGURATION)
+    client.feature(t.WORKSPACE_CONFIGURATION)(late_answer)
+    client.workspace_did_change_configuration(t.DidChangeConfigurationParams(settings=None))  # the server pulls
+    for _ in range(100):
+        if pulls:
+            break
+        await asyncio.sleep(0.05)
+    assert pulls, "the server did not pull the settings"
+    pushed = {"maxRequestsPerTurn": 50, "mcpServers": {"time": time_server()}}
+    client.workspace_did_change_configuration(t.DidChangeConfigurationParams(settings={"forge": pushed}))
+    for _ in range(100):
+        if [s["name"] for s in (await command(client, "forge.status"))["mcp"]] == ["time"]:
+            break
+        await asyncio.sleep(0.05)
+    held.set()  # now the pull's answer, without the servers, arrives
+    await answered.wait()
+    set_aside = False
+    for _ in range(100):  # until the server set the late answer aside, or it took the servers away
+        names = [s["name"] for s in (await command(client, "forge.status"))["mcp"]]
+        set_aside = any("older than settings received since" in m.message for m in client.log_messages)
+        if set_aside or names != ["time"]:
+            break
+        await asyncio.sleep(0.05)
+    assert names == ["time"], "the pull's older answer overwrote the pushed settings"
+    assert set_aside
