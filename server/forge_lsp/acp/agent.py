@@ -570,7 +570,7 @@ class ForgeAgent:
         self.watching.clear()
         servers = [s.mcp for s in self.sessions.values() if s.mcp is not None]
         await asyncio.gather(
-            *(s.close() for s in servers), *(runtime.close_mcp() for runtime in self.workspaces), return_exceptions=True
+            *(s.close() for s in servers), *(runtime.close_mcp(final=True) for runtime in self.workspaces), return_exceptions=True
         )
 
     def close(self) -> None:

@@ -802,9 +802,10 @@ class WorkspaceRuntime:
         """Every stored message of the session's conversation, in order."""
         return self.store.history(self.conversation_of(session))
 
-    async def close_mcp(self) -> None:
-        """Stop the MCP servers (shutdown, the workspace removed); a later turn starts them again."""
-        await self.mcp.close()
+    async def close_mcp(self, *, final: bool = False) -> None:
+        """Stop the MCP servers (shutdown, the workspace removed); a later turn starts them again, unless final
+        (shutdown, the agent exiting: none starts again)."""
+        await self.mcp.close(final=final)
 
     def close(self) -> None:
         """Cancel a running turn and close the state database (MCP servers: close_mcp; the guard ends them anyway)."""

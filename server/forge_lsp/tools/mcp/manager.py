@@ -49,6 +49,8 @@ class McpManager:
         """Told when a server's state or tools change (forge.status, the editors' lists)."""
         self._reported: dict[str, str] = {}
         self._definitions: list[ToolDefinition] | None = None
+        self.closed = False
+        """Closed for good (the server shuts down, the agent exits): no server starts again."""
         self.update(specs)
 
     # -- configuration --------------------------------------------------------
@@ -98,6 +100,8 @@ class McpManager:
 
     def start_all(self, skip: Collection[str] = ()) -> list[McpServer]:
         """Start every enabled server not started yet (but those named in skip); the ones starting now."""
+        if self.closed:  # a request that came in while shutting down: nothing starts again
+            return []
         for server in self.servers.values():
             if server.name not in skip:
                 server.start(self.startup_timeout)
@@ -228,7 +232,7 @@ class McpManager:
         self._reported.pop(name, None)
         fresh = self.servers[name] = self._fresh(server.spec)
         self._definitions = None
-        if fresh.state == STOPPED:
+        if fresh.state == STOPPED and not self.closed:
             fresh.start(self.startup_timeout)
             await fresh.wait_ready(self.startup_timeout + 0.5)
         self._changed()
@@ -238,8 +242,10 @@ class McpManager:
         """Wait for servers update() took out to stop."""
         await asyncio.gather(*(s.stop() for s in stopped), return_exceptions=True)
 
-    async def close(self) -> None:
-        """Stop every server (shutdown, the workspace removed, the session ended); one needed later starts again."""
+    async def close(self, *, final: bool = False) -> None:
+        """Stop every server (shutdown, the workspace removed, the session ended); one needed later starts again,
+        unless final (the server shuts down: a request still being answered must not start them again)."""
+        self.closed = self.closed or final
         servers = list(self.servers.values())
         self.servers = {name: self._fresh(server.spec) for name, server in self.servers.items()}
         self._reported.clear()
