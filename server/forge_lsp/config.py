@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -31,6 +30,7 @@ from forge_lsp.domain.config import (
     trust_reason,
     validate,
 )
+from forge_lsp.textfile import Unusable, read_text
 
 __all__ = ["UNTRUSTED", "WORKSPACE_FILE", "ConfigLoader", "ConfigProblem", "EffectiveConfig"]
 LAYERS = ("default", "user", "editor", "workspace")
@@ -232,31 +232,20 @@ class ConfigLoader:
 
     def _read_layer(self, layer: str, path: Path, problems: list[ConfigProblem]) -> dict[str, Any] | None:
         try:
-            info = path.stat()
-        except FileNotFoundError:
+            text = read_text(path, MAX_CONFIG_BYTES)
+        except Unusable as exc:
+            problems.append(ConfigProblem(layer, "", str(exc), path))
+            return None
+        except OSError as exc:
+            problems.append(ConfigProblem(layer, "", f"cannot read: {exc}", path))
+            return None
+        if text is None:
             self._lines.pop(layer, None)
             if layer == "user" and self.user_path_named:
                 problems.append(
                     ConfigProblem(layer, "", "does not exist (FORGE_LSP_CONFIG names it); no user config applies", path)
                 )
             return {}
-        except OSError as exc:
-            problems.append(ConfigProblem(layer, "", f"cannot read: {exc}", path))
-            return None
-        if not stat.S_ISREG(info.st_mode):  # a FIFO or device would block the read forever
-            problems.append(ConfigProblem(layer, "", "not a regular file", path))
-            return None
-        if info.st_size > MAX_CONFIG_BYTES:
-            problems.append(ConfigProblem(layer, "", f"{info.st_size} bytes, over the {MAX_CONFIG_BYTES}-byte limit", path))
-            return None
-        try:
-            # Bytes, as tomllib.load wants them: text mode would turn a bare CR into a newline.
-            text = path.read_bytes().decode("utf-8")
-        except FileNotFoundError:
-            return {}
-        except (OSError, UnicodeDecodeError) as exc:
-            problems.append(ConfigProblem(layer, "", f"cannot read: {exc}", path))
-            return None
         try:
             table = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:

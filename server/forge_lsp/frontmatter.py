@@ -12,6 +12,8 @@ from typing import Any
 
 import yaml
 
+from forge_lsp.textfile import read_text
+
 MAX_DEFINITION_BYTES = 256 * 1024
 """A larger definition file is not read."""
 MAX_DEFINITION_FILES = 200
@@ -78,20 +80,15 @@ def parse(text: str) -> Document:
 def read_definition(path: Path, inside: Path | None = None) -> str:
     """A definition file's text: a regular file (inside `inside` when given), at most MAX_DEFINITION_BYTES.
 
-    OSError (or ValueError for a file that is not UTF-8) with a message a person understands."""
+    OSError (it cannot be read, or points outside) or ValueError (textfile.Unusable: not a regular file, too
+    large, not UTF-8) with a message a person understands."""
     real = path.resolve()
     if inside is not None and not real.is_relative_to(inside.resolve()):
         raise OSError(f"it points outside the workspace ({real})")
-    if not real.is_file():
+    text = read_text(real, MAX_DEFINITION_BYTES)  # Unusable is a ValueError
+    if text is None:
         raise OSError("not a regular file")
-    size = real.stat().st_size
-    if size > MAX_DEFINITION_BYTES:
-        raise OSError(f"{size} bytes, over the {MAX_DEFINITION_BYTES}-byte limit")
-    data = real.read_bytes()[:MAX_DEFINITION_BYTES]
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    return text
 
 
 def definitions(folder: Path) -> list[Path]:

@@ -12,13 +12,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from forge_lsp.config import UNTRUSTED, ConfigProblem
+from forge_lsp.textfile import Unusable, read_text
 
 WORKSPACE_MCP_FILE = ".mcp.json"
 USER_MCP_FILE = "mcp.json"
@@ -172,24 +172,17 @@ def _entry_line(text: str, name: str) -> int | None:
 def _read(path: Path, layer: str, problems: list[ConfigProblem]) -> tuple[dict[str, Any], str] | None:
     """An mcp.json's mcpServers table and its text; None when there is none or it cannot be used (then reported)."""
     try:
-        info = path.stat()
-    except FileNotFoundError:
+        text = read_text(path, MAX_MCP_FILE_BYTES)
+    except Unusable as exc:
+        problems.append(ConfigProblem(layer, "", f"{exc}; no MCP server from it starts", path))
         return None
     except OSError as exc:
-        problems.append(ConfigProblem(layer, "", f"cannot read: {exc}", path))
-        return None
-    if not stat.S_ISREG(info.st_mode):
-        problems.append(ConfigProblem(layer, "", "not a regular file; no MCP server from it starts", path))
-        return None
-    if info.st_size > MAX_MCP_FILE_BYTES:
-        problems.append(ConfigProblem(layer, "", f"{info.st_size} bytes, over the {MAX_MCP_FILE_BYTES}-byte limit", path))
-        return None
-    try:
-        text = path.read_bytes().decode("utf-8")
-        data = json.loads(text)
-    except (OSError, UnicodeDecodeError) as exc:
         problems.append(ConfigProblem(layer, "", f"cannot read: {exc}; no MCP server from it starts", path))
         return None
+    if text is None:
+        return None
+    try:
+        data = json.loads(text)
     except (ValueError, RecursionError) as exc:
         line = getattr(exc, "lineno", None)
         problems.append(ConfigProblem(layer, "", f"invalid JSON: {exc}; no MCP server from it starts", path, line))
@@ -215,7 +208,11 @@ def _add(
         try:
             spec = parse_entry(name, entry, layer, env)
         except ValueError as exc:
+            # The name is this source's even so (a later source wins per name): an earlier one does not start.
+            out.servers.pop(name, None)
             out.problems.append(ConfigProblem(layer, key, f"{exc}; this server is not started", path, line))
+            if layer == "session":  # no file to mark: the session's failed server, said in its chat
+                out.servers[name] = ServerSpec(name, layer, error=str(exc))
             continue
         out.servers[name] = ServerSpec(**{**spec.__dict__, "path": path, "line": line})
 

@@ -144,3 +144,47 @@ def test_the_session_new_answer_comes_before_the_commands_on_the_wire(workspace:
     finally:
         proc.kill()
         proc.wait()
+
+
+async def test_a_command_file_changed_mid_session_is_announced_again(workspace: Path) -> None:
+    """The Python ACP client over stdio: a command the user adds to (then removes from) their commands folder
+    while a session is open is sent again as available_commands_update, without a prompt in between; a
+    /name of it then runs."""
+    import os
+
+    from test_acp import Recorder as WireRecorder
+    from test_acp import start
+
+    with_command(workspace, {"text": "Ciao"})
+    user_dir = Path(os.environ["XDG_CONFIG_HOME"]) / "forge-lsp" / "commands"
+    user_dir.mkdir(parents=True, exist_ok=True)
+    client = WireRecorder()
+    ctx, conn = (await start(client))[:2]
+
+    def names(update: Any) -> list[str]:
+        return sorted(c.name for c in update.available_commands)
+
+    async def announced(count: int) -> list[Any]:
+        for _ in range(150):  # the agent looks at the folders about once a second
+            if len(got := [u for u in client.updates if u.session_update == "available_commands_update"]) >= count:
+                return got
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"no available_commands_update #{count}: {client.updates}")
+
+    try:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        assert names((await announced(1))[0]) == ["explain", "greet", "review", "test"]
+        (user_dir / "italian.md").write_text("---\ndescription: Say it in Italian\n---\nSay {{args}} in Italian.\n")
+        second = (await announced(2))[1]
+        assert names(second) == ["explain", "greet", "italian", "review", "test"]
+        assert {c.name: c.description for c in second.available_commands}["italian"] == "Say it in Italian"
+        result = await conn.prompt(session_id=session.session_id, prompt=[text_block("/italian good morning")])
+        assert result.stop_reason == "end_turn" and "Ciao" in "".join(
+            u.content.text for u in client.updates if u.session_update == "agent_message_chunk"
+        )
+        (user_dir / "italian.md").unlink()
+        assert names((await announced(3))[2]) == ["explain", "greet", "review", "test"]
+        await asyncio.sleep(1.5)  # nothing changed since: nothing more is sent
+        assert len([u for u in client.updates if u.session_update == "available_commands_update"]) == 3
+    finally:
+        await ctx.__aexit__(None, None, None)

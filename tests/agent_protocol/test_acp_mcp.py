@@ -179,3 +179,38 @@ async def test_a_failure_of_the_workspaces_own_server_is_said_in_the_chat_once(w
     told = client.text()
     assert told.count("MCP server wsbroken failed: ") == 1, told
     assert ".mcp.json" in told and told.index("wsbroken failed") < told.index("First."), told
+
+
+async def test_a_sessions_server_shadows_the_users_server_of_the_same_name(workspace: Path) -> None:
+    """Issue 26, "a later source wins per server name": a session/new server named like one of the user's
+    mcp.json is that session's only server of the name: the user's is not started for it, and the session's
+    failure is its own (no tools of the name offered). Another session still gets the user's server."""
+    user_file = Path(os.environ["XDG_CONFIG_HOME"]) / "forge-lsp" / "mcp.json"
+    user_file.parent.mkdir(parents=True, exist_ok=True)
+    time_cmd = {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}
+    user_file.write_text(json.dumps({"mcpServers": {"time": time_cmd}}))
+    broken = McpServerStdio(name="time", command=sys.executable, args=["-c", "import sys; sys.exit(3)"], env=[])
+    with OpenAIStub([{"text": "First."}, {"text": "Second."}]) as stub:
+        stub_workspace(workspace, stub.url)
+        client = Recorder()
+        ctx, conn, _proc = await start(client)
+        try:
+            shadowed = await conn.new_session(cwd=str(workspace), mcp_servers=[broken])
+            first = await conn.prompt(session_id=shadowed.session_id, prompt=[text_block("hi")])
+            running_after_first = processes_in(workspace)
+            told_first = client.text()
+            plain = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+            second = await conn.prompt(session_id=plain.session_id, prompt=[text_block("again")])
+        finally:
+            await ctx.__aexit__(None, None, None)
+        requests = [r for r in stub.requests if r["path"].endswith("/chat/completions")]
+    assert first.stop_reason == "end_turn" and second.stop_reason == "end_turn"
+    # The shadowed session: the session's server failed and said so; no time tool, the user's server not started.
+    assert told_first.count("MCP server time failed: ") == 1, told_first
+    assert str(user_file) not in told_first, told_first
+    assert not {t for t in offered(requests[0]) if t.startswith("mcp_")}, offered(requests[0])
+    assert running_after_first == [], running_after_first
+    # Another session of the workspace: the user's server serves it.
+    assert TIME_TOOL in offered(requests[1]), offered(requests[1])
+    assert client.text().count("MCP server time failed: ") == 1, client.text()
+    assert await gone(workspace) == []

@@ -197,3 +197,69 @@ async def test_a_trusted_mcp_json_failure_is_a_diagnostic_on_its_entry(client: L
     assert shown == [
         f"Forge: MCP server broken failed: cannot start no-such-mcp-server-xyz: not found ({mcp_json}:3); its tools are not available"
     ]
+
+
+async def test_a_server_that_exits_while_idle_is_failed_at_once(client: LanguageClient, ws: Path) -> None:
+    """A stdio server that exits on its own after listing its tools (no call in flight): failed with why at once
+    (forge.status, shown once), not "ready" until the next call; its tools are absent from the next request."""
+    await settings(client, {"idle": flaky("exit-after-list")})
+    write_script(ws, {"text": "first"}, call("mcp_idle_ok"), {"text": "second"})
+    first = await command(client, "forge.run", {"prompt": "start it"})
+    assert first["status"] == "completed"
+    deadline = time.monotonic() + 15
+    while (status := (await command(client, "forge.status"))["mcp"])[0]["state"] != "failed":
+        assert time.monotonic() < deadline, f"still {status} after the server exited"
+        await asyncio.sleep(0.1)
+    (idle,) = status
+    assert idle["tools"] == 0 and "exited" in idle["reason"] and "leaving on purpose" in idle["reason"], idle
+    shown = [m.message for m in client.messages if "MCP server idle" in m.message]
+    assert len(shown) == 1 and "exited" in shown[0], shown
+    listed = await command(client, "forge.mcpServers")
+    assert listed["servers"][0]["tools"] == [] and listed["servers"][0]["state"] == "failed"
+    second = await command(client, "forge.run", {"prompt": "use it"})
+    assert second["status"] == "completed" and second["failures"] == 1
+    (finished,) = events(client, "toolCallFinished")
+    assert not finished.ok and "not running" not in finished.output, finished.output  # not offered: an unknown tool
+    assert len([m for m in client.messages if "MCP server idle" in m.message]) == 1
+
+
+async def test_settings_pushed_while_a_pull_is_answered_late_are_not_lost(client: LanguageClient, ws: Path) -> None:
+    """A didChangeConfiguration push that arrives while a workspace/configuration pull waits for its answer: the
+    pull's (older) answer must not overwrite the pushed settings (the MCP servers were lost)."""
+    held = asyncio.Event()
+    answered = asyncio.Event()
+    pulls: list[Any] = []
+
+    async def late_answer(params: t.ConfigurationParams) -> list[Any]:
+        pulls.append(params)
+        old = [client.get_configuration(section=item.section) for item in params.items]  # the settings as asked
+        await held.wait()
+        answered.set()
+        return old
+
+    await command(client, "forge.status")  # the first pull (initialized) is answered
+    client.protocol.fm.features.pop(t.WORKSPACE_CONFIGURATION)
+    client.feature(t.WORKSPACE_CONFIGURATION)(late_answer)
+    client.workspace_did_change_configuration(t.DidChangeConfigurationParams(settings=None))  # the server pulls
+    for _ in range(100):
+        if pulls:
+            break
+        await asyncio.sleep(0.05)
+    assert pulls, "the server did not pull the settings"
+    pushed = {"maxRequestsPerTurn": 50, "mcpServers": {"time": time_server()}}
+    client.workspace_did_change_configuration(t.DidChangeConfigurationParams(settings={"forge": pushed}))
+    for _ in range(100):
+        if [s["name"] for s in (await command(client, "forge.status"))["mcp"]] == ["time"]:
+            break
+        await asyncio.sleep(0.05)
+    held.set()  # now the pull's answer, without the servers, arrives
+    await answered.wait()
+    set_aside = False
+    for _ in range(100):  # until the server set the late answer aside, or it took the servers away
+        names = [s["name"] for s in (await command(client, "forge.status"))["mcp"]]
+        set_aside = any("older than settings received since" in m.message for m in client.log_messages)
+        if set_aside or names != ["time"]:
+            break
+        await asyncio.sleep(0.05)
+    assert names == ["time"], "the pull's older answer overwrote the pushed settings"
+    assert set_aside

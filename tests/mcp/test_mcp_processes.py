@@ -41,6 +41,24 @@ def test_none_left_after_shutdown(tmp_path: Path) -> None:
     assert wait_gone(children, 5) == set()
 
 
+def test_a_request_during_shutdown_starts_no_server_again(tmp_path: Path) -> None:
+    """forge.mcpServers sent while shutdown stops the servers (an editor's list refreshing as it quits): no
+    server starts again, so none runs once shutdown has answered (before exit, or without one)."""
+    client, _, children = started(tmp_path)
+    try:
+        shutdown = client.send_request("shutdown", None)
+        client.send_request("workspace/executeCommand", {"command": "forge.mcpServers", "arguments": [{}]})
+        client.wait_response(shutdown)
+        assert wait_gone(children, 5) == set()
+        assert wait_gone(descendants(client.proc.pid), 5) == set(), "a server was started again during shutdown"
+        client.notify("exit", None)
+        assert client.proc.wait(10) == 0
+    finally:
+        if client.proc.poll() is None:
+            client.proc.kill()
+            client.proc.wait()
+
+
 def test_none_left_after_the_workspace_folder_is_removed(tmp_path: Path) -> None:
     client, root, children = started(tmp_path)
     try:

@@ -146,3 +146,20 @@ def test_a_server_schema_that_cannot_be_used_does_not_fail_the_call() -> None:
 
     check_arguments({"a": 1}, {"type": "object", "properties": {"a": {"$ref": "http://127.0.0.1:9/x.json"}}})
     check_arguments({"a": 1}, {"type": "no-such-type"})
+
+
+def test_a_later_entry_that_cannot_be_used_still_wins_its_name(tmp_path: Path) -> None:
+    """A later source wins per name even when its entry is wrong: the earlier same-named server does not start
+    in its place (the problem says "this server is not started", and none of that name is)."""
+    root = tmp_path / "ws"
+    user = write(tmp_path / "user" / "mcp.json", {"a": {"command": "ua"}, "b": {"command": "ub"}, "c": {"command": "uc"}})
+    editor = {"mcpServers": {"a": {"command": ""}}}
+    write(root / ".mcp.json", {"b": {"url": "ftp://nope"}})
+    got = load_servers(user, editor, root, trusted=True)
+    assert {n: s.command for n, s in got.servers.items()} == {"c": "uc"}, got.servers
+    assert [(p.layer, p.key) for p in got.problems] == [("editor", "mcpServers.a"), ("workspace", "mcpServers.b")]
+    # An untrusted workspace is not a source at all: its wrong entry takes nothing away.
+    assert set(load_servers(user, editor, root, trusted=False).servers) == {"b", "c"}
+    # A session's wrong entry is that session's failed server of the name, with the reason.
+    session = acp_servers([{"name": "t", "command": "", "args": []}])
+    assert session.servers["t"].error and "command" in session.servers["t"].error

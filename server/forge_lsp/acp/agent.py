@@ -49,7 +49,7 @@ from acp.schema import (
 )
 
 from forge_lsp import __version__
-from forge_lsp.acp.commands import commands_update, expand_prompt
+from forge_lsp.acp.commands import WATCH_INTERVAL_S, command_files, commands_key, commands_update, expand_prompt
 from forge_lsp.acp.conversions import (
     ALLOW_ALWAYS,
     ALLOW_ONCE,
@@ -183,8 +183,10 @@ class ForgeAgent:
         self.background: set[asyncio.Task[Any]] = set()
         self.unwinding: dict[Path, asyncio.Event] = {}
         """Workspaces whose running turn was cancelled: set once it has ended."""
-        self.mcp_untold: dict[Path, list[str]] = {}
-        """Each workspace's MCP server failures not said in a chat yet."""
+        self.watching: dict[Path, asyncio.Task[None]] = {}
+        """Per open workspace, the task that announces its commands again when their files change."""
+        self.mcp_untold: dict[Path, list[tuple[str, str]]] = {}
+        """Each workspace's MCP server failures not said in a chat yet: (server name, line)."""
 
     def on_connect(self, conn: Client) -> None:
         self.conn = conn
@@ -209,7 +211,7 @@ class ForgeAgent:
         # A failure of one of the workspace's own MCP servers is said in the chat of the prompt that started them.
         untold = self.mcp_untold.setdefault(root, [])
         runtime.on_mcp_failure = lambda spec, reason: untold.append(
-            f"MCP server {spec.name} failed: {reason} ({spec.where()}); its tools are not available"
+            (spec.name, f"MCP server {spec.name} failed: {reason} ({spec.where()}); its tools are not available")
         )
         return runtime
 
@@ -331,6 +333,35 @@ class ForgeAgent:
         task = asyncio.ensure_future(announce())
         self.background.add(task)
         task.add_done_callback(self.background.discard)
+        if session.root not in self.watching:
+            self.watching[session.root] = asyncio.ensure_future(self.watch_commands(session.runtime))
+
+    async def watch_commands(self, runtime: WorkspaceRuntime) -> None:
+        """While the agent runs: when a file of the user's or the workspace's commands folder changes, the
+        config is read again (trust too: a changed workspace command is not trusted until trusted again) and,
+        when the commands in force changed, each session of the workspace gets available_commands_update."""
+        seen = await asyncio.to_thread(command_files, runtime)
+        told = commands_key(runtime)
+        while True:
+            await asyncio.sleep(WATCH_INTERVAL_S)
+            now = await asyncio.to_thread(command_files, runtime)
+            if now == seen:
+                continue
+            seen = now
+            try:
+                runtime.reload_config()
+            except Exception:  # a bad file is the config's problem to report; never the watch's end
+                log.exception("reading the commands again")
+                continue
+            if commands_key(runtime) == told:
+                continue
+            told = commands_key(runtime)
+            log.info("%s: the commands changed; telling its sessions", runtime.root)
+            for session in [s for s in self.sessions.values() if s.runtime is runtime]:
+                try:
+                    await self.update(session.id, commands_update(runtime))
+                except Exception as exc:  # a client gone away: nothing to tell
+                    log.warning("available_commands_update: %s", exc)
 
     async def replay(self, session: AcpSession, history: list[ChatMessage]) -> None:
         """The stored conversation as session/update notifications, in order; the last todo_write is the plan again."""
@@ -399,12 +430,16 @@ class ForgeAgent:
         """The MCP servers the turn will use, the workspace's and the session's, started now (once, all at once,
         bounded); what to say of their failures before the turn (each once), "" for nothing."""
         runtime = session.runtime
+        # A server the session was given shadows the workspace's of the same name (a later source wins per name):
+        # that one is not started for this session, and its failures are not this session's to hear.
+        own = set(session.mcp.manager.servers) if session.mcp is not None else set()
         both = await asyncio.gather(
-            session.mcp.start() if session.mcp is not None else asyncio.sleep(0, ""), runtime.mcp.wait_started()
+            session.mcp.start() if session.mcp is not None else asyncio.sleep(0, ""), runtime.mcp.wait_started(own)
         )
         told = both[0] or ""
         untold = self.mcp_untold.get(runtime.root, [])
-        lines, untold[:] = list(untold), []
+        lines = [line for name, line in untold if name not in own]
+        untold[:] = [(name, line) for name, line in untold if name in own]
         return "".join(f"(forge-lsp: {redact(line)}.)\n\n" for line in lines) + told
 
     async def refuse(self, session: AcpSession, exc: TurnInProgress | NoModel | BadPrompt) -> PromptResponse:
@@ -530,9 +565,12 @@ class ForgeAgent:
 
     async def aclose(self) -> None:
         """The client went away: every session's MCP servers stop, and the workspaces' own."""
+        for task in self.watching.values():
+            task.cancel()
+        self.watching.clear()
         servers = [s.mcp for s in self.sessions.values() if s.mcp is not None]
         await asyncio.gather(
-            *(s.close() for s in servers), *(runtime.close_mcp() for runtime in self.workspaces), return_exceptions=True
+            *(s.close() for s in servers), *(runtime.close_mcp(final=True) for runtime in self.workspaces), return_exceptions=True
         )
 
     def close(self) -> None:

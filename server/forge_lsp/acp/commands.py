@@ -3,17 +3,40 @@ commands), and a prompt "/name args" expanded to the command's prompt."""
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from acp.schema import AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, UnstructuredCommandInput
 
 from forge_lsp.acp.conversions import prompt_text
-from forge_lsp.core.commands import Expansion
+from forge_lsp.core.commands import WORKSPACE_DIR, Expansion
 
 if TYPE_CHECKING:
     from forge_lsp.core.runtime import WorkspaceRuntime
 
 ARGS_HINT = "arguments (optional)"
+WATCH_INTERVAL_S = 1.0
+"""How often an open workspace's command folders are looked at (ACP has no file watching of its own)."""
+
+
+def command_files(runtime: WorkspaceRuntime) -> tuple[tuple[str, str, int, int], ...]:
+    """The command files as they are now: (folder, name, mtime_ns, size) of each entry of the user's and the
+    workspace's commands folders. A change means the commands may have changed (cheap: no file is read)."""
+    out: list[tuple[str, str, int, int]] = []
+    for folder in (runtime.loader.user_path.parent / "commands", runtime.root / WORKSPACE_DIR):
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    info = entry.stat(follow_symlinks=False)
+                    out.append((str(folder), entry.name, info.st_mtime_ns, info.st_size))
+        except OSError:  # no such folder (or not one): no commands from it
+            continue
+    return tuple(sorted(out))
+
+
+def commands_key(runtime: WorkspaceRuntime) -> list[tuple[str, str, bool]]:
+    """What available_commands_update says of the commands in force: a change of it is announced again."""
+    return [(c.name, c.description, c.takes_args) for c in runtime.commands.list()]
 
 
 def commands_update(runtime: WorkspaceRuntime) -> AvailableCommandsUpdate:

@@ -82,9 +82,14 @@ class BoundTools:
         self.mcp = mcp or []
         self.agent = agent
 
+    def _shadowed(self, index: int) -> set[str]:
+        """The server names of the managers after self.mcp[index]: a later source wins per name (an ACP
+        session's own server shadows the user's or the workspace's of the same name)."""
+        return {name for manager in self.mcp[index + 1 :] for name in manager.servers}
+
     async def prepare(self) -> None:
         """The MCP servers' tools, their servers started when first needed (at most [mcp] startup_timeout_secs)."""
-        extra = [d for manager in self.mcp for d in await manager.tool_definitions()]
+        extra = [d for i, manager in enumerate(self.mcp) for d in await manager.tool_definitions(self._shadowed(i))]
         self._use(extra)
 
     async def refresh(self) -> None:
@@ -93,7 +98,7 @@ class BoundTools:
         for manager in self.mcp:
             changed = await manager.refresh() or changed
         if changed:
-            self._use([d for manager in self.mcp for d in manager.current()])
+            self._use([d for i, manager in enumerate(self.mcp) for d in manager.current(self._shadowed(i))])
 
     def _use(self, extra: list[ToolDefinition]) -> None:
         self.registry = ToolRegistry([*self._builtin.tools.values(), *extra]) if extra else self._builtin
@@ -797,9 +802,10 @@ class WorkspaceRuntime:
         """Every stored message of the session's conversation, in order."""
         return self.store.history(self.conversation_of(session))
 
-    async def close_mcp(self) -> None:
-        """Stop the MCP servers (shutdown, the workspace removed); a later turn starts them again."""
-        await self.mcp.close()
+    async def close_mcp(self, *, final: bool = False) -> None:
+        """Stop the MCP servers (shutdown, the workspace removed); a later turn starts them again, unless final
+        (shutdown, the agent exiting: none starts again)."""
+        await self.mcp.close(final=final)
 
     def close(self) -> None:
         """Cancel a running turn and close the state database (MCP servers: close_mcp; the guard ends them anyway)."""

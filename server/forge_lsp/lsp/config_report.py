@@ -153,6 +153,7 @@ async def pull_configuration(ls: ForgeLanguageServer) -> None:
     caps = ls.client_capabilities.workspace
     if caps is None or not caps.configuration:
         return
+    ticket = settings_ticket(ls)
     try:
         result = await asyncio.wait_for(
             ls.workspace_configuration_async(t.ConfigurationParams(items=[t.ConfigurationItem(section="forge")])),
@@ -172,11 +173,23 @@ async def pull_configuration(ls: ForgeLanguageServer) -> None:
         # null, [], [null] or a non-object entry: the client has no "forge" settings.
         ls.log(f"workspace/configuration: no settings for section forge in the answer {json.dumps(result)[:200]}")
         settings = {}
-    set_editor_settings(ls, settings)
+    set_editor_settings(ls, settings, ticket)
 
 
-def set_editor_settings(ls: ForgeLanguageServer, settings: Any) -> None:
-    """New editor settings: reload every workspace's config."""
+def settings_ticket(ls: ForgeLanguageServer) -> int:
+    """The number of settings news starting now (a pull sent, a push received): later news wins."""
+    ls.settings_asked += 1
+    return ls.settings_asked
+
+
+def set_editor_settings(ls: ForgeLanguageServer, settings: Any, ticket: int | None = None) -> None:
+    """New editor settings: reload every workspace's config. ticket: their number (settings_ticket); settings
+    older than those in force (a pull answered after a push that came meanwhile) are set aside."""
+    ticket = settings_ticket(ls) if ticket is None else ticket
+    if ticket < ls.settings_applied:
+        ls.log("workspace/configuration: the answer is older than settings received since; it is set aside")
+        return
+    ls.settings_applied = ticket
     # workspace/configuration is the live view; initializationOptions fill what it lacks.
     ls.editor_settings = {**ls.init_settings, **unwrap_settings(settings)}
     settings = ls.editor_settings

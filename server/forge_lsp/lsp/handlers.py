@@ -106,7 +106,7 @@ async def shutdown(ls: ForgeLanguageServer, params: None) -> None:
     """shutdown: cancel running turns, close every workspace's state, stop its MCP servers."""
     runtimes = list(ls.workspaces)
     ls.shutdown_runtimes()
-    await asyncio.gather(*(runtime.close_mcp() for runtime in runtimes), return_exceptions=True)
+    await asyncio.gather(*(runtime.close_mcp(final=True) for runtime in runtimes), return_exceptions=True)
 
 
 def did_change_workspace_folders(ls: ForgeLanguageServer, params: t.DidChangeWorkspaceFoldersParams) -> None:

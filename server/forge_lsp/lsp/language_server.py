@@ -57,6 +57,10 @@ class ForgeLanguageServer(LanguageServer):
         """The current turn's diagnostics on the files its tools failed on."""
         self.editor_settings: Any = None
         self.init_settings: dict[str, Any] = {}
+        self.settings_asked = 0
+        """Settings news numbered as they come (a pull when sent, a push when received): the newest wins."""
+        self.settings_applied = 0
+        """The number of the settings in force: a pull answered after a newer push or pull is set aside."""
         self.client_trusted: bool | None = None
         """What the client said of trust at initialize (VS Code's workspace.isTrusted); None: nothing."""
         self.wording = GENERIC

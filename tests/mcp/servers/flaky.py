@@ -1,6 +1,7 @@
 """An MCP server built with the SDK's MCPServer (FastMCP), for the failures real servers do not make on demand.
 
-python flaky.py [silent]: silent never answers initialize (it reads stdin and says nothing).
+python flaky.py [silent | exit-after-list]: silent never answers initialize (it reads stdin and says nothing);
+exit-after-list exits on its own (status 4) a moment after it answered tools/list, while the client is idle.
 Tools: fail (returns isError), crash (the process exits mid-call), ok (answers "fine"), slow (sleeps), lines (a long output),
 grow (adds the tool "grown" and sends notifications/tools/list_changed).
 """
@@ -61,4 +62,19 @@ async def grow(ctx: Context) -> str:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "exit-after-list":
+        import threading
+
+        listed = server.list_tools
+
+        async def list_then_exit() -> list:  # type: ignore[type-arg]
+            def leave() -> None:
+                sys.stderr.write("leaving on purpose after listing my tools\n")
+                sys.stderr.flush()
+                os._exit(4)
+
+            threading.Timer(0.3, leave).start()  # the answer is on its way by then
+            return await listed()
+
+        server.list_tools = list_then_exit  # type: ignore[method-assign]
     server.run("stdio")

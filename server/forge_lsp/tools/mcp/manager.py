@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,8 @@ class McpManager:
         """Told when a server's state or tools change (forge.status, the editors' lists)."""
         self._reported: dict[str, str] = {}
         self._definitions: list[ToolDefinition] | None = None
+        self.closed = False
+        """Closed for good (the server shuts down, the agent exits): no server starts again."""
         self.update(specs)
 
     # -- configuration --------------------------------------------------------
@@ -96,48 +98,55 @@ class McpManager:
 
     # -- starting -------------------------------------------------------------
 
-    def start_all(self) -> list[McpServer]:
-        """Start every enabled server not started yet; the ones starting now."""
+    def start_all(self, skip: Collection[str] = ()) -> list[McpServer]:
+        """Start every enabled server not started yet (but those named in skip); the ones starting now."""
+        if self.closed:  # a request that came in while shutting down: nothing starts again
+            return []
         for server in self.servers.values():
-            server.start(self.startup_timeout)
-        return [s for s in self.servers.values() if s.state == "starting"]
+            if server.name not in skip:
+                server.start(self.startup_timeout)
+        return [s for s in self.servers.values() if s.state == "starting" and s.name not in skip]
 
-    async def wait_started(self) -> None:
-        """Start them all (if not yet) and wait until each is ready or failed, at most startup_timeout."""
-        starting = self.start_all()
+    async def wait_started(self, skip: Collection[str] = ()) -> None:
+        """Start them all (if not yet) and wait until each is ready or failed, at most startup_timeout.
+        skip: names shadowed for the caller (an ACP session's own servers of those names): not started for it."""
+        starting = self.start_all(skip)
         if starting:
             await asyncio.gather(*(s.wait_ready(self.startup_timeout + 0.5) for s in starting))
-        self.report_failures()
+        self.report_failures(skip)
 
-    def report_failures(self) -> None:
+    def report_failures(self, skip: Collection[str] = ()) -> None:
         """Each failed server through on_failure, once per reason (a ${NAME} not set, before any start)."""
         for server in self.servers.values():
-            if server.state == FAILED:
+            if server.state == FAILED and server.name not in skip:
                 self._report(server)
 
-    async def tool_definitions(self) -> list[ToolDefinition]:
-        """The tools of every ready server, as the model will see them (servers started when first needed)."""
-        await self.wait_started()
+    async def tool_definitions(self, skip: Collection[str] = ()) -> list[ToolDefinition]:
+        """The tools of every ready server, as the model will see them (servers started when first needed);
+        none of the servers named in skip."""
+        await self.wait_started(skip)
         await self.refresh()
-        if self._definitions is None:
-            self._definitions = self._build()
-        return self._definitions
+        return self.current(skip)
 
     async def refresh(self) -> bool:
-        """List again the tools of servers that said theirs changed; True when any did."""
+        """List again the tools of servers that said theirs changed; True when any did (or another server's state
+        changed the tools since they were last given)."""
         changed = await asyncio.gather(*(s.refresh() for s in self.servers.values() if s.stale))
         if any(changed):
             self._definitions = None
-        return any(changed)
+        return any(changed) or self._definitions is None  # None: a server failed or stopped since
 
-    def current(self) -> list[ToolDefinition]:
-        """The definitions as they are now (no waiting): what the model is given on the next request."""
+    def current(self, skip: Collection[str] = ()) -> list[ToolDefinition]:
+        """The definitions as they are now (no waiting): what the model is given on the next request; none of
+        the servers named in skip."""
+        if any(name in self.servers for name in skip):
+            return self._build(skip)
         if self._definitions is None:
             self._definitions = self._build()
         return self._definitions
 
-    def _build(self) -> list[ToolDefinition]:
-        ready = [s for s in sorted(self.servers.values(), key=lambda s: s.name) if s.state == READY]
+    def _build(self, skip: Collection[str] = ()) -> list[ToolDefinition]:
+        ready = [s for s in sorted(self.servers.values(), key=lambda s: s.name) if s.state == READY and s.name not in skip]
         pairs = [(s.name, t.name) for s in ready for t in s.tools]
         assigned = names.assign(pairs)
         out: list[ToolDefinition] = []
@@ -223,7 +232,7 @@ class McpManager:
         self._reported.pop(name, None)
         fresh = self.servers[name] = self._fresh(server.spec)
         self._definitions = None
-        if fresh.state == STOPPED:
+        if fresh.state == STOPPED and not self.closed:
             fresh.start(self.startup_timeout)
             await fresh.wait_ready(self.startup_timeout + 0.5)
         self._changed()
@@ -233,8 +242,10 @@ class McpManager:
         """Wait for servers update() took out to stop."""
         await asyncio.gather(*(s.stop() for s in stopped), return_exceptions=True)
 
-    async def close(self) -> None:
-        """Stop every server (shutdown, the workspace removed, the session ended); one needed later starts again."""
+    async def close(self, *, final: bool = False) -> None:
+        """Stop every server (shutdown, the workspace removed, the session ended); one needed later starts again,
+        unless final (the server shuts down: a request still being answered must not start them again)."""
+        self.closed = self.closed or final
         servers = list(self.servers.values())
         self.servers = {name: self._fresh(server.spec) for name, server in self.servers.items()}
         self._reported.clear()

@@ -67,6 +67,10 @@ class _StderrTail:
                     self.lines.append(line)
                     log.debug("mcp %s stderr: %s", name, line[:500])
 
+    def drained(self, timeout: float) -> None:
+        """Wait (at most timeout s) until the server's stderr is read to its end."""
+        self._thread.join(timeout)
+
     def close_writer(self) -> None:
         if not self.writer.closed:
             self.writer.close()
@@ -151,6 +155,9 @@ class McpServer:
                 # initialize and the listing, which the timeout bounds (a cancel scope around the entering would
                 # not be left in the order it was entered).
                 read, write = await stack.enter_async_context(self._transport())
+                ended = asyncio.Event()
+                if self.spec.transport == "stdio":
+                    read = await self._watch(stack, read, ended)
                 from mcp.client.session import ClientSession
                 from mcp_types import Implementation
 
@@ -172,7 +179,9 @@ class McpServer:
                 self._ready.set()
                 if self.on_change:
                     self.on_change()
-                await self._stop.wait()
+                await self._until_stop_or(ended)
+                if not self._stop.is_set():  # the process exited (or closed its output) while idle
+                    await self._exited()
         except TimeoutError:
             self._fail(f"did not answer within {timeout:g} s ([mcp] startup_timeout_secs)")
         except asyncio.CancelledError:
@@ -193,6 +202,44 @@ class McpServer:
                 else:
                     self._fail("the connection ended")
             self._ready.set()
+
+    async def _watch(self, stack: AsyncExitStack, read: Any, ended: asyncio.Event) -> Any:
+        """The session's read stream, through a pump that sets ended when the server's output ends (its process
+        exited): the SDK's session says nothing of that until the next request."""
+        import anyio
+
+        send, receive = anyio.create_memory_object_stream[Any](16)
+        group = await stack.enter_async_context(anyio.create_task_group())
+        stack.callback(group.cancel_scope.cancel)  # left before the group: the pump ends with the connection
+
+        async def pump() -> None:
+            try:
+                async with send:
+                    async for item in read:
+                        await send.send(item)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass
+            finally:
+                ended.set()
+
+        group.start_soon(pump)
+        return receive
+
+    async def _until_stop_or(self, ended: asyncio.Event) -> None:
+        """Wait until stop() is called or the server's output ends."""
+        waits = [asyncio.ensure_future(self._stop.wait()), asyncio.ensure_future(ended.wait())]
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for wait in waits:
+                wait.cancel()
+
+    async def _exited(self) -> None:
+        """The server exited on its own while ready: failed now, with the last thing it said."""
+        if self._stderr is not None:  # its last words may still be in the pipe
+            await asyncio.to_thread(self._stderr.drained, 1.0)
+        said = self._stderr.last() if self._stderr is not None else ""
+        self._fail(f"the server exited{f' (it said: {said})' if said else ''}")
 
     def _reason(self, exc: BaseException) -> str:
         if isinstance(leaf(exc), TimeoutError):
