@@ -20,10 +20,11 @@ def processes_in(folder: Path) -> list[str]:
             cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if ") Z " in stat:
+        state, ppid = stat.rsplit(")", 1)[1].split()[:2]
+        if state == "Z":
             continue  # a zombie: it has exited
         if cwd == str(folder) or cwd.startswith(str(folder) + os.sep):
-            found.append(f"{proc.name}: {cmdline}")
+            found.append(f"{proc.name} (parent {ppid}, {state}): {cmdline}")
     return found
 
 
