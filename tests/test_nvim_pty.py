@@ -103,6 +103,10 @@ class Screen:
                 raise AssertionError(f"{what!r} not on screen after {timeout} s:\n{screen}")
             time.sleep(0.05)
 
+    def resize(self, columns: int) -> None:
+        """The terminal becomes columns wide (Neovim redraws for it)."""
+        subprocess.run([str(TMUX), "resize-window", "-t", self.name, "-x", str(columns), "-y", "50"], check=True)
+
     def assert_clean(self) -> None:
         screen = self.text()
         assert not [e for e in ERRORS if e in screen], screen

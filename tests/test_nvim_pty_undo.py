@@ -65,19 +65,26 @@ def test_undo_turn_on_screen(tmp_path: Path, flavour: str, nvim: str | None) -> 
         shown = s.wait_for("Forge: forge.undoTurn: main.py changed since the turn: cannot undo turn")
         assert "port = 7070  # mine" in shown and "Press ENTER" not in shown, shown
         s.assert_clean()
-        # A third turn; the person types just as the undo's edit arrives: the undo is refused in one line
-        # (no "newer than edits"), the typed line stays.
+        # A third turn; the person types just as the undo's edit arrives, in an 80-column terminal: the undo
+        # is refused in one line that names the file first, as a file changed since (no "newer than edits");
+        # the typed line stays, and :ForgeLog has the whole cause.
         script(ws, patch("port = 7070  # mine", "port = 6060"), {"text": "Changed a third time."})
         s.command("ForgeRun change it a third time")
         s.wait_for("Forge: turn completed")
         s.keys("j", "k")
         s.wait_for("port = 6060")
+        s.resize(80)
         s.command("sleep 500m")
         s.command('lua TYPE_ON_EDIT = "port = 6060  # typed"')
         s.command("ForgeUndoTurn")
-        shown = s.wait_for("Forge: forge.undoTurn: cannot undo turn")
-        assert "port = 6060  # typed" in shown and "restoring main.py failed" in shown, shown
+        shown = s.wait_for("(:ForgeLog)")
+        assert "Forge: forge.undoTurn: main.py changed since the turn" in shown, shown
+        assert "port = 6060  # typed" in shown, shown
         assert "newer than edits" not in shown and "undid turn" not in shown, shown
+        s.assert_clean()
+        s.resize(200)
+        s.command("ForgeLog")
+        shown = s.wait_for("restoring main.py failed (the editor did not apply the edit to main.py: you changed it since)")
         s.assert_clean()
     finally:
         s.close()

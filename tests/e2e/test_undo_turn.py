@@ -106,3 +106,27 @@ async def test_undo_turn_is_refused_naming_the_file_the_user_changed_since(clien
         await command(client, "forge.undoTurn", {"turnId": "nope"})
     with pytest.raises(JsonRpcException, match="turnId must be"):
         await command(client, "forge.undoTurn", {"turnId": 7})
+
+
+async def test_an_undo_edit_the_editor_did_not_apply_is_refused_naming_the_file_first(client: LanguageClient, ws: Path) -> None:
+    """The user typed as the undo's edit arrived: the editor answers it not applied ("you changed it since",
+    as the Neovim plugin does). The error is the one for a file changed since, the file first (a notification
+    cut to one line still names it); the whole cause goes in data.detail and the server's log."""
+    result = await a_turn(client, ws)
+    client.answers.apply, client.answers.reason = False, "you changed it since"  # type: ignore[attr-defined]
+    with pytest.raises(JsonRpcException) as refused:
+        await command(client, "forge.undoTurn", {"turnId": result["turnId"]})
+    message = refused.value.message
+    assert message == (
+        f"open.py changed since the turn: cannot undo turn {result['turnId']}; nothing was restored, and your changes are kept"
+    )
+    assert refused.value.data["files"] == ["open.py"]
+    detail = refused.value.data["detail"]
+    assert "restoring open.py failed (the editor did not apply the edit to open.py: you changed it since)" in detail, detail
+    assert (ws / "closed.py").read_text() == "y = 2\n" and (ws / "made.py").read_text() == "z = 0\n"
+    # Any other failure to write a file back: the file first too, and what it means.
+    client.answers.reason = "the disk is full"  # type: ignore[attr-defined]
+    with pytest.raises(JsonRpcException) as failed:
+        await command(client, "forge.undoTurn", {"turnId": result["turnId"]})
+    assert failed.value.message.startswith("open.py cannot be written now (see the log): cannot undo turn "), failed.value
+    assert "the disk is full" in failed.value.data["detail"]

@@ -12,11 +12,11 @@ import pytest
 
 from forge_lsp.core.errors import TurnInProgress
 from forge_lsp.core.runtime import WorkspaceRuntime
-from forge_lsp.core.turn_undo import UndoRefused, digest
+from forge_lsp.core.turn_undo import UndoRefused, digest, undo_turn
 from forge_lsp.state.db import COLUMNS
 from forge_lsp.state.store import StateStore
 from forge_lsp.state.turn_files import TurnFiles
-from forge_lsp.tools.base import DiskFiles, ToolFailure
+from forge_lsp.tools.base import ChangedSince, DiskFiles, ToolFailure
 
 
 def call(name: str, **arguments: Any) -> dict[str, Any]:
@@ -251,3 +251,49 @@ def test_old_snapshots_are_pruned_and_deleted_with_their_conversation(tmp_path: 
 def test_the_digest_ignores_one_final_newline_only() -> None:
     assert digest("a\n") == digest("a") != digest("a\n\n")
     assert digest(b"a\r\n") != digest("a\n") and digest(None) is None
+
+
+class FailingFiles(DiskFiles):
+    """The disk, but removing path fails with failure (as an editor that did not apply the edit answers)."""
+
+    def __init__(self, path: Path, failure: Exception) -> None:
+        self.path, self.failure = path, failure
+
+    async def delete(self, path: Path, tool: str | None = None) -> None:
+        if path == self.path:
+            raise self.failure
+        await super().delete(path, tool)
+
+
+@pytest.mark.parametrize(
+    ("failure", "first"),
+    [
+        (
+            ChangedSince("the editor did not apply the edit to new.txt: you changed it since", "new.txt"),
+            "new.txt changed since the turn",
+        ),
+        (OSError("disk full"), "new.txt cannot be written now (see the log)"),
+    ],
+)
+async def test_a_restore_that_fails_midway_is_refused_file_first_and_puts_back_what_it_restored(
+    workspace: Path, failure: Exception, first: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    seed(workspace)
+    runtime = runtime_with(workspace, *TURN)
+    try:
+        summary = await runtime.run("edit", lambda e: None)
+        table = TurnFiles(runtime.store)
+        with pytest.raises(UndoRefused) as refused:
+            await undo_turn(table, runtime.workspace, FailingFiles(workspace / "new.txt", failure), summary.turn_id, True)
+        # Short, the file first (a one-line notification still names it); the whole cause in the detail and the log.
+        assert str(refused.value) == (
+            f"{first}: cannot undo turn {summary.turn_id}; nothing was restored, and your changes are kept"
+        )
+        assert refused.value.files == ["new.txt"]
+        assert refused.value.detail == f"restoring new.txt failed ({failure}); the files already restored were put back"
+        assert refused.value.detail in caplog.text
+        # app.py was restored before new.txt failed: put back as the turn left it.
+        assert (workspace / "app.py").read_text() == "a = 3\n" and (workspace / "new.txt").exists()
+        assert not (workspace / "old.txt").exists()
+    finally:
+        runtime.close()

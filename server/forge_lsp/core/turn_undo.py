@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from forge_lsp.state.turn_files import TurnFile, TurnFiles
-from forge_lsp.tools.base import ENCODING_ERRORS, DiskFiles, FileStore, ToolFailure, kind_of
+from forge_lsp.tools.base import ENCODING_ERRORS, ChangedSince, DiskFiles, FileStore, ToolFailure, kind_of
 from forge_lsp.tools.workspace import GitExecutes, PathOutsideWorkspace, Workspace
 
 log = logging.getLogger(__name__)
@@ -91,9 +91,11 @@ class TurnChanges:
 class UndoRefused(Exception):
     """forge.undoTurn that restores nothing: already undone, nothing to undo, or files changed since (named)."""
 
-    def __init__(self, message: str, files: list[str] | None = None) -> None:
+    def __init__(self, message: str, files: list[str] | None = None, detail: str | None = None) -> None:
         super().__init__(message)
         self.files = files or []
+        self.detail = detail
+        """The whole cause, for the log, where the message is kept short (a restore that failed midway)."""
 
 
 class UnknownTurn(Exception):
@@ -174,15 +176,21 @@ async def undo_turn(table: TurnFiles, workspace: Workspace, files: FileStore, tu
             continue
         plans.append(_Plan(file, path, now, on_disk))
     if changed or refused:
-        named = changed + refused
-        why = []
-        if changed:
-            why.append(f"{', '.join(changed)} changed since the turn")
-        if refused:
-            why.append(f"{', '.join(refused)} cannot be written now (see the log)")
-        # The file first: a message cut to one line (Neovim's notification) still names it.
-        raise UndoRefused(f"{'; '.join(why)}: cannot undo turn {turn_id}; nothing was restored, and your changes are kept", named)
+        raise UndoRefused(_refusal(turn_id, changed, refused), changed + refused)
     return await _restore(turn_id, plans, files)
+
+
+def _refusal(
+    turn_id: str, changed: list[str], refused: list[str], outcome: str = "nothing was restored, and your changes are kept"
+) -> str:
+    """Why the undo was refused: the files first, so that a message cut to one line (Neovim's notification)
+    still names them."""
+    why = []
+    if changed:
+        why.append(f"{', '.join(changed)} changed since the turn")
+    if refused:
+        why.append(f"{', '.join(refused)} cannot be written now (see the log)")
+    return f"{'; '.join(why)}: cannot undo turn {turn_id}; {outcome}"
 
 
 async def _restore(turn_id: str, plans: list[_Plan], files: FileStore) -> list[dict[str, Any]]:
@@ -213,6 +221,7 @@ async def _restore(turn_id: str, plans: list[_Plan], files: FileStore) -> list[d
             out.append({"path": plan.file.path, "action": action})
             done.append(plan)
     except Exception as exc:
+        stuck: list[str] = []
         for plan in reversed(done):
             try:
                 if plan.now is None or not plan.on_disk:
@@ -222,11 +231,25 @@ async def _restore(turn_id: str, plans: list[_Plan], files: FileStore) -> list[d
                     await disk.write_text(plan.path, plan.now)
                 else:
                     await files.write_text(plan.path, plan.now)
-            except Exception as again:  # logged; the message below names what was restored
+            except Exception as again:  # logged; the message below names it
                 log.error("undo of turn %s: cannot put %s back: %s", turn_id, plan.file.path, again)
-        raise UndoRefused(
-            f"cannot undo turn {turn_id}: restoring {failed} failed ({exc}); the files already restored were put back"
-        ) from exc
+                stuck.append(plan.file.path)
+        put_back = (
+            f"{', '.join(stuck)} could not be put back as the turn left it"
+            if stuck
+            else "the files already restored were put back"
+        )
+        detail = f"restoring {failed} failed ({exc}); {put_back}"
+        log.warning("undo of turn %s: %s", turn_id, detail)
+        # Short, the file first (the whole cause is in the detail and the log): the editor did not apply the
+        # edit because the user typed in the buffer is a file changed since the turn; any other failure, a
+        # file that cannot be written now.
+        changed, refused = ([failed], []) if isinstance(exc, ChangedSince) else ([], [failed])
+        if stuck:
+            message = _refusal(turn_id, changed, refused, f"{put_back} (see the log)")
+        else:
+            message = _refusal(turn_id, changed, refused)
+        raise UndoRefused(message, [failed, *stuck], detail) from exc
     return out
 
 

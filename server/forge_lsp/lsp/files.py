@@ -11,13 +11,16 @@ from lsprotocol import types as t
 
 from forge_lsp.lsp import review
 from forge_lsp.lsp.textedits import minimal_edits
-from forge_lsp.tools.base import ToolFailure, has_invalid_bytes, read_regular, write_atomic
+from forge_lsp.tools.base import ChangedSince, ToolFailure, has_invalid_bytes, read_regular, write_atomic
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
 
 CONFIRM = "confirm"
 MAX_REVIEWED_BYTES = 64 * 1024 * 1024
+CHANGED_SINCE = "you changed it since"
+"""The failureReason of an edit the Neovim plugin did not apply because the buffer changed after the edit was
+made (editors/nvim/lua/forge/review.lua): a ChangedSince, so that an undo says the file changed since the turn."""
 
 
 class EditorFiles:
@@ -125,8 +128,9 @@ class EditorFiles:
         after = self._open(path)
         if reviewed and not result.failure_reason and version is not None and after is not None and after.version != version:
             # VS Code's client answers a version mismatch as it answers a rejection: applied false, no reason.
-            raise ToolFailure(f"{rel} changed in the editor while its edit waited for review; the edit was not applied", rel)
+            raise ChangedSince(f"{rel} changed in the editor while its edit waited for review; the edit was not applied", rel)
         if reviewed and not result.failure_reason:
             raise ToolFailure(f"the user rejected the edit to {rel}", rel)
         reason = result.failure_reason or "no reason given"
-        raise ToolFailure(f"the editor did not apply the edit to {rel}: {reason}", rel)
+        failure = ChangedSince if reason == CHANGED_SINCE else ToolFailure
+        raise failure(f"the editor did not apply the edit to {rel}: {reason}", rel)

@@ -407,5 +407,8 @@ async def forge_undo_turn(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]
     except KeyError:
         raise JsonRpcInvalidParams(f"forge.undoTurn: no turn {turn_id!r} in {runtime.root}") from None
     except (TurnInProgress, UndoRefused) as exc:
-        raise TurnRefused(str(exc), data={"files": getattr(exc, "files", [])}) from None
+        data: dict[str, Any] = {"files": getattr(exc, "files", [])}
+        if getattr(exc, "detail", None):
+            data["detail"] = redact_data(exc.detail)  # type: ignore[union-attr]
+        raise TurnRefused(str(exc), data=data) from None
     return redact_data(result)  # type: ignore[no-any-return]

@@ -24,6 +24,11 @@ class ToolFailure(Exception):
         self.path = path
 
 
+class ChangedSince(ToolFailure):
+    """A write the editor did not apply because the document changed after the edit was made (the user
+    typed in it): nothing was written, and what the user wrote stands."""
+
+
 @dataclass(frozen=True)
 class ToolOutput:
     """A successful tool call's output; ``path`` is the workspace file it was about."""

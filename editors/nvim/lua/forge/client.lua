@@ -246,6 +246,10 @@ function M.execute(name, arg, on_result, bufnr)
         message = message:sub(#name + 3)
       end
       notify("Forge: " .. name .. ": " .. message, levels.ERROR)
+      local detail = type(err.data) == "table" and err.data.detail
+      if type(detail) == "string" and detail ~= "" then -- the whole cause, where the message is kept short
+        require("forge.log").append("  ! " .. name .. ": " .. detail)
+      end
       return
     end
     if on_result then

@@ -1,14 +1,54 @@
 -- Forge commands (/review, /test, /explain, the user's and a trusted workspace's own): :ForgeCommand
--- name args runs "/name args" (the server expands it, forge.run), with completion of the names from
--- forge.listCommands. :ForgeCommand alone picks one (vim.ui.select) and asks for its arguments.
+-- name args runs "/name args" (the server expands it, forge.run), with completion of the names (those
+-- forge.listCommands answered, from the commands' files until it has). :ForgeCommand alone picks one
+-- (vim.ui.select) and asks for its arguments.
 local clients = require("forge.client")
+local definitions = require("forge.definitions")
 local notify_mod = require("forge.notify")
 
 local M = {}
 
 local notify = notify_mod.notify
--- How long completion waits for forge.listCommands (a server just started answers within it).
-local COMPLETE_TIMEOUT_MS = 3000
+local BUILTIN = { "explain", "review", "test" }
+
+local function names_of(result)
+  local names = {}
+  for _, c in ipairs(type(result) == "table" and result.commands or {}) do
+    if type(c.name) == "string" then
+      table.insert(names, c.name)
+    end
+  end
+  return names
+end
+
+local listing = definitions.listing("forge.listCommands", names_of)
+
+--- A command name as the server takes it (commands.py NAME).
+local function valid(name)
+  return type(name) == "string" and #name <= 64 and name:match("^[%w][%w_-]*$") ~= nil
+end
+
+--- Without the server's word: the built-in commands, the user's and the workspace's (names from their
+--- files' front matter `name:`, else the file's name; a workspace's even when it is not trusted, which
+--- the server says when one is run).
+local function from_files(root)
+  local names, seen = {}, {}
+  for _, name in ipairs(BUILTIN) do
+    seen[name] = true
+    table.insert(names, name)
+  end
+  local folders = { definitions.user_dir("commands"), root and (root .. "/.forge/commands") or nil }
+  for _, folder in ipairs(folders) do
+    for _, file in ipairs(definitions.read(folder, "name")) do
+      local name = file.value or file.stem
+      if file.front and valid(name) and not seen[name] then -- the server loads none without front matter
+        seen[name] = true
+        table.insert(names, name)
+      end
+    end
+  end
+  return names
+end
 
 --- The prompt that runs a command: "/name" and its arguments, if any ("/name" given with its slash too).
 function M.prompt(name, args)
@@ -17,36 +57,26 @@ function M.prompt(name, args)
   return args ~= "" and ("/" .. name .. " " .. args) or ("/" .. name)
 end
 
---- The commands of the buffer's workspace, {{name, description, source, agent?}, ...}, asked synchronously
---- (completion cannot wait for a callback); nil when the server does not answer in time.
-function M.list_sync(bufnr)
-  local client = clients.for_command(bufnr or vim.api.nvim_get_current_buf())
-  if not client then
-    return nil
-  end
-  local params = { command = "forge.listCommands", arguments = { vim.empty_dict() } }
-  local reply
-  if vim.fn.has("nvim-0.11") == 1 then
-    reply = client:request_sync("workspace/executeCommand", params, COMPLETE_TIMEOUT_MS, bufnr)
-  else
-    reply = client.request_sync("workspace/executeCommand", params, COMPLETE_TIMEOUT_MS, bufnr)
-  end
-  if not reply or reply.err or type(reply.result) ~= "table" then
-    return nil
-  end
-  return reply.result.commands
-end
-
---- :ForgeCommand <Tab>: the command names that start with what is typed (only for the first argument).
+--- :ForgeCommand <Tab>, never waiting: the names that start with what is typed (only for the first
+--- argument), of those the buffer's server listed last (asked again in the background), else, before it
+--- has answered or started, of the commands' files (see from_files).
 function M.complete(arglead, cmdline, _)
   local before = cmdline:match("^%S*%s+(.*)$") or ""
   if before:find("%s") then
     return {} -- past the name: its arguments are free text
   end
+  local bufnr = vim.api.nvim_get_current_buf()
+  local client = clients.get(bufnr)
+  local all = listing.get(client)
+  if client then
+    listing.refresh(client, bufnr)
+  end
+  all = all or from_files(definitions.root(client, bufnr))
+  local typed = arglead:gsub("^/", "")
   local names = {}
-  for _, c in ipairs(M.list_sync() or {}) do
-    if type(c.name) == "string" and vim.startswith(c.name, (arglead:gsub("^/", ""))) then
-      table.insert(names, c.name)
+  for _, name in ipairs(all) do
+    if vim.startswith(name, typed) then
+      table.insert(names, name)
     end
   end
   table.sort(names)
@@ -62,7 +92,8 @@ function M.run(name, args, opts, on_result)
     return
   end
   local bufnr = (opts and opts.bufnr) or vim.api.nvim_get_current_buf()
-  require("forge.client").execute("forge.listCommands", nil, function(result)
+  clients.execute("forge.listCommands", nil, function(result, client)
+    listing.keep(client, result)
     local list = type(result) == "table" and result.commands or {}
     if #list == 0 then
       notify("Forge: no commands")
