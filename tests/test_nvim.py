@@ -241,6 +241,19 @@ def test_forge_mcp(tmp_path: Path, flavour: str, nvim: str | None) -> None:
 
 
 @pytest.mark.nvim
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
+def test_forge_mcp_list_says_failed_when_a_server_exits(tmp_path: Path, flavour: str, nvim: str | None) -> None:
+    """:ForgeMcp open while a server exits by itself: the list says failed with the message, without R
+    (tests/nvim/mcp_exit_spec.lua)."""
+    nvim = installed(flavour, nvim)
+    env = _workspaces(tmp_path)
+    run_spec(nvim, "mcp_exit_spec.lua", env, tmp_path, timeout=80)
+    left = left_running_in(Path(env["FORGE_WORKSPACE"]))
+    assert not left, left
+
+
+@pytest.mark.nvim
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
 def test_forge_agent_with_completion(tmp_path: Path, flavour: str, nvim: str | None) -> None:
