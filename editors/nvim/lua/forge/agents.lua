@@ -127,6 +127,16 @@ local function refresh(client, bufnr)
   end
 end
 
+--- The workspace was trusted (its .forge/agents/ now count): forget the server's last list and ask for
+--- it again at once, so that the next <Tab> has the workspace's agents, not the list from before.
+function M.forget(client)
+  if client == nil then
+    return
+  end
+  listed[client.id], answered_at[client.id] = nil, nil
+  refresh(client)
+end
+
 --- :ForgeAgent ID: the current conversation uses that agent from its next turn; without an id, a
 --- pick of every agent. on_result(answer of forge.setAgent) once it is set.
 function M.select(id, on_result)
