@@ -241,6 +241,19 @@ def test_forge_mcp(tmp_path: Path, flavour: str, nvim: str | None) -> None:
 
 
 @pytest.mark.nvim
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
+def test_forge_mcp_list_says_failed_when_a_server_exits(tmp_path: Path, flavour: str, nvim: str | None) -> None:
+    """:ForgeMcp open while a server exits by itself: the list says failed with the message, without R
+    (tests/nvim/mcp_exit_spec.lua)."""
+    nvim = installed(flavour, nvim)
+    env = _workspaces(tmp_path)
+    run_spec(nvim, "mcp_exit_spec.lua", env, tmp_path, timeout=80)
+    left = left_running_in(Path(env["FORGE_WORKSPACE"]))
+    assert not left, left
+
+
+@pytest.mark.nvim
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
 def test_forge_agent_with_completion(tmp_path: Path, flavour: str, nvim: str | None) -> None:
@@ -271,3 +284,20 @@ def test_forge_agent_completion_before_the_server_answers(tmp_path: Path, flavou
     (agents / "reviewer.md").write_text("---\ntitle: Reviewer\n---\nReview.\n")
     (agents / "broken.md").write_text("---\ntemperature: 9\n---\nBroken.\n")  # the server does not load it
     run_spec(nvim, "agents_complete_spec.lua", env, tmp_path, timeout=100)
+
+
+@pytest.mark.nvim
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
+def test_forge_agent_completion_after_forge_trust(tmp_path: Path, flavour: str, nvim: str | None) -> None:
+    """:ForgeAgent <Tab> in an untrusted workspace, then :ForgeTrust: the first <Tab> after has the workspace's
+    agents (tests/nvim/agents_trust_spec.lua)."""
+    nvim = installed(flavour, nvim)
+    env = _workspaces(tmp_path)
+    ws = Path(env["FORGE_WORKSPACE"])
+    (ws / ".forge" / "agents").mkdir(parents=True)
+    (ws / ".forge" / "agents" / "plan.md").write_text("---\nid: planner\n---\nPlan.\n")  # after the trust: untrusted
+    agents = Path(env["XDG_CONFIG_HOME"]) / "forge-lsp" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "reviewer.md").write_text("---\ntitle: Reviewer\n---\nReview.\n")
+    run_spec(nvim, "agents_trust_spec.lua", env, tmp_path, timeout=80)

@@ -286,6 +286,31 @@ async def test_edits_go_through_the_client_when_it_offers_fs(workspace: Path) ->
     assert call.kind == "edit" and call.locations[0].path == str(workspace.resolve() / "notes.md")
 
 
+async def test_a_write_the_client_refuses_is_a_failure_that_says_why(workspace: Path) -> None:
+    """acpx without --approve-all answers fs/write_text_file with Internal error, data {details: "Permission
+    denied ..."}: the tool's failure names the file and the client's reason, not "internal error in tool"."""
+    from acp import RequestError
+
+    class Refusing(Recorder):
+        async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> Any:
+            raise RequestError.internal_error({"details": "Permission denied for fs/write_text_file"})
+
+    write = {"tool_calls": [{"name": "write", "arguments": {"file_path": "notes.md", "content": "hello\n"}}]}
+    workspace_with(workspace, write, {"text": "could not"})
+    client = Refusing()
+    ctx, conn, proc, _ = await start(client, fs=True)
+    try:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("write notes")])
+    finally:
+        await ctx.__aexit__(None, None, None)
+    (failed,) = [u for u in client.of("tool_call_update") if u.status == "failed"]
+    said = " ".join(c.content.text for c in failed.content if getattr(c, "content", None) is not None)
+    assert "the client did not write notes.md: Permission denied for fs/write_text_file" in said, said
+    assert "internal error in tool" not in said, said
+    assert not (workspace / "notes.md").exists()
+
+
 async def test_an_untrusted_workspace_is_said_and_bad_sessions_are_errors(workspace: Path) -> None:
     (workspace / ".forge.toml").write_text('model = "scripted/script.json"\n')
     client = Recorder()

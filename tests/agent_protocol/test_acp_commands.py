@@ -188,3 +188,41 @@ async def test_a_command_file_changed_mid_session_is_announced_again(workspace: 
         assert len([u for u in client.updates if u.session_update == "available_commands_update"]) == 3
     finally:
         await ctx.__aexit__(None, None, None)
+
+
+async def test_a_workspace_command_added_mid_session_is_announced_once_the_workspace_is_trusted_again(
+    workspace: Path,
+) -> None:
+    """A command added to .forge/commands/ while a session is open untrusts the workspace: the session is told
+    the commands without the workspace's. Trusting it again (`forge-lsp trust DIR`, no command file touched
+    since) is announced too: the session's commands are the workspace's again, the new one included."""
+    from test_acp import Recorder as WireRecorder
+    from test_acp import start, trust_workspace
+
+    with_command(workspace, {"text": "Ciao"})
+    client = WireRecorder()
+    ctx, conn = (await start(client))[:2]
+
+    def announced() -> list[list[str]]:
+        return [
+            sorted(c.name for c in u.available_commands)
+            for u in client.updates
+            if u.session_update == "available_commands_update"
+        ]
+
+    async def until_announced(count: int) -> list[str]:
+        for _ in range(150):  # the agent looks about once a second
+            if len(got := announced()) >= count:
+                return got[count - 1]
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"no available_commands_update #{count}: {announced()}")
+
+    try:
+        await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        assert await until_announced(1) == ["explain", "greet", "review", "test"]
+        (workspace / ".forge" / "commands" / "bye.md").write_text("---\ndescription: Say goodbye\n---\nBye.\n")
+        assert await until_announced(2) == ["explain", "review", "test"]  # untrusted: none of the workspace's
+        trust_workspace(workspace)
+        assert await until_announced(3) == ["bye", "explain", "greet", "review", "test"]
+    finally:
+        await ctx.__aexit__(None, None, None)

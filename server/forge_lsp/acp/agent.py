@@ -82,7 +82,7 @@ from forge_lsp.domain.events import (
 )
 from forge_lsp.domain.messages import ChatMessage
 from forge_lsp.redact import redact, redact_data
-from forge_lsp.tools.base import DiskFiles
+from forge_lsp.tools.base import DiskFiles, ToolFailure
 
 if TYPE_CHECKING:  # imported when the first workspace opens
     from forge_lsp.core.runtime import WorkspaceRuntime
@@ -136,14 +136,38 @@ class ClientFiles(DiskFiles):
 
     async def write_text(self, path: Path, content: str, tool: str | None = None) -> None:
         if self.can_write and self.agent.conn is not None:
-            await self.agent.conn.write_text_file(session_id=self.session_id, path=str(path), content=content)
+            try:
+                await self.agent.conn.write_text_file(session_id=self.session_id, path=str(path), content=content)
+            except RequestError as exc:  # acpx without --approve-all: Internal error, {details: "Permission denied ..."}
+                raise ToolFailure(f"the client did not write {self._shown(path)}: {_client_reason(exc)}") from exc
             self.written.add(path)
             return
         await super().write_text(path, content)
 
+    def _shown(self, path: Path) -> str:
+        """path as the model and the user read it: relative to the session's workspace when below it."""
+        session = self.agent.sessions.get(self.session_id)
+        if session is not None:
+            with contextlib.suppress(ValueError):
+                return str(path.relative_to(session.root))
+        return str(path)
+
     async def delete(self, path: Path, tool: str | None = None) -> None:
         self.written.discard(path)
         await super().delete(path)
+
+
+def _client_reason(exc: RequestError) -> str:
+    """A client's JSON-RPC error as a person reads it: its data's details or message when it gives one
+    (acpx: "Permission denied for fs/write_text_file"), else its message."""
+    data = exc.data
+    if isinstance(data, dict):
+        for key in ("details", "message"):
+            if isinstance(data.get(key), str) and data[key].strip():
+                return redact(data[key].strip())
+    elif isinstance(data, str) and data.strip():
+        return redact(data.strip())
+    return redact(str(exc))
 
 
 class AcpSession:

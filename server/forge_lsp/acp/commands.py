@@ -21,8 +21,15 @@ WATCH_INTERVAL_S = 1.0
 
 def command_files(runtime: WorkspaceRuntime) -> tuple[tuple[str, str, int, int], ...]:
     """The command files as they are now: (folder, name, mtime_ns, size) of each entry of the user's and the
-    workspace's commands folders. A change means the commands may have changed (cheap: no file is read)."""
+    workspace's commands folders, and of the trust store (the workspace trusted again, say by `forge-lsp
+    trust`, brings its commands back). A change means the commands may have changed (cheap: no file is read)."""
     out: list[tuple[str, str, int, int]] = []
+    store = runtime.trust_store.path
+    try:
+        info = store.stat()
+        out.append((str(store.parent), store.name, info.st_mtime_ns, info.st_size))
+    except OSError:  # no trust store yet: nothing trusted
+        pass
     for folder in (runtime.loader.user_path.parent / "commands", runtime.root / WORKSPACE_DIR):
         try:
             with os.scandir(folder) as entries:

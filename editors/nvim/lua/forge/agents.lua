@@ -52,6 +52,11 @@ local function from_files(root)
   return vim.list_extend(vim.deepcopy(BUILTIN), others)
 end
 
+--- The workspace was trusted (its .forge/agents/ now count): forget the server's last list and ask for
+--- it again at once, so that the next <Tab> has the workspace's agents, not the list from before.
+function M.forget(client)
+  listing.forget(client)
+end
 --- :ForgeAgent ID: the current conversation uses that agent from its next turn; without an id, a
 --- pick of every agent. on_result(answer of forge.setAgent) once it is set.
 function M.select(id, on_result)

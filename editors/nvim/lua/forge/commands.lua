@@ -247,6 +247,8 @@ function M.trust(on_result)
     local root = client.config.root_dir
     if type(result) == "table" and result.trusted then
       notify("Forge: trusted " .. root)
+      require("forge.agents").forget(client)
+      require("forge.slash").forget(client)
     else
       notify("Forge: " .. root .. " is not trusted: " .. vim.inspect(result), levels.WARN)
     end

@@ -81,7 +81,7 @@ function M.read(folder, key)
 end
 
 --- What running servers listed last, by client: command is the forge.list* to ask, names_of(result)
---- the names in its answer. Returns { get(client), keep(client, result), refresh(client, bufnr) }.
+--- the names in its answer. Returns { get(client), keep(client, result), refresh(client, bufnr), forget(client) }.
 function M.listing(command, names_of)
   local listed = {} -- by client id: the names that server listed last
   local asking = {} -- client ids with a request on its way
@@ -111,6 +111,16 @@ function M.listing(command, names_of)
     if not ok then
       asking[client.id] = nil
     end
+  end
+
+  --- Forget the server's last list (the workspace was trusted: its own definitions now count) and ask
+  --- for it again at once.
+  function self.forget(client)
+    if client == nil then
+      return
+    end
+    listed[client.id], answered_at[client.id] = nil, nil
+    self.refresh(client)
   end
 
   return self

@@ -94,8 +94,8 @@ function M.restart(name, on_result)
   end)
 end
 
---- Fill the :ForgeMcp buffer with result and show it.
-local function render(result)
+--- Fill the :ForgeMcp buffer with result and show it (focus = false: only fill it, where it is).
+local function render(result, focus)
   local buf = scratch.buffer(BUFFER, "forgemcp")
   local lines, owners = M.lines(result)
   owners_of[buf] = owners
@@ -113,7 +113,9 @@ local function render(result)
   vim.keymap.set("n", "R", function()
     M.show()
   end, { buffer = buf, nowait = true, desc = "Refresh the MCP servers" })
-  scratch.show(buf)
+  if focus ~= false then
+    scratch.show(buf)
+  end
   return buf
 end
 
@@ -123,6 +125,20 @@ function M.show(on_result)
     render(result)
     if on_result then
       on_result(result)
+    end
+  end)
+end
+
+--- The list again where it is shown (a window has forge://mcp), the cursor left where it is: an MCP
+--- server that failed (the server's message "Forge: MCP server NAME failed: ...") is not left "ready".
+function M.refresh_if_shown()
+  local buf = vim.fn.bufnr(BUFFER)
+  if buf == -1 or #vim.fn.win_findbuf(buf) == 0 then
+    return
+  end
+  clients.execute("forge.mcpServers", nil, function(result)
+    if vim.api.nvim_buf_is_valid(buf) then
+      render(result, false)
     end
   end)
 end

@@ -158,6 +158,9 @@ end
 --- window/showMessage.
 function M.on_show_message(_, result)
   notify(result.message, message_levels[result.type] or levels.INFO)
+  if type(result.message) == "string" and result.message:find("^Forge: MCP server %S+ failed: ") then
+    require("forge.mcp").refresh_if_shown()
+  end
   return vim.NIL
 end
 

@@ -51,6 +51,11 @@ local function from_files(root)
 end
 
 --- The prompt that runs a command: "/name" and its arguments, if any ("/name" given with its slash too).
+--- The workspace was trusted (its .forge/commands/ now count): ask the server for its list again.
+function M.forget(client)
+  listing.forget(client)
+end
+
 function M.prompt(name, args)
   name = tostring(name):gsub("^/", "")
   args = vim.trim(args or "")
