@@ -57,7 +57,7 @@ def test_undo_refuses_naming_the_file_the_user_changed_and_restores_nothing(work
     p = forge("undo", "--turn", turn, "-w", str(workspace))
     assert p.returncode == 1 and p.stdout == ""
     assert p.stderr.strip() == (
-        f"forge-lsp: lib.py changed since the turn: cannot undo turn {turn}; nothing was restored, and your changes are kept"
+        f"forge-lsp: lib.py changed since the turn: cannot undo; nothing was restored, and your changes are kept (turn {turn})"
     )
     assert (workspace / "app.py").read_text() == "a = 2\n" and (workspace / "lib.py").read_text() == "c = 2\nmine = True\n"
 

@@ -62,7 +62,7 @@ def test_undo_turn_on_screen(tmp_path: Path, flavour: str, nvim: str | None) -> 
         s.wait_for("port = 7070  # mine")
         s.command("sleep 500m")
         s.command("ForgeUndoTurn")
-        shown = s.wait_for("Forge: forge.undoTurn: main.py changed since the turn: cannot undo turn")
+        shown = s.wait_for("Forge: forge.undoTurn: main.py changed since the turn: cannot undo; nothing was restored")
         assert "port = 7070  # mine" in shown and "Press ENTER" not in shown, shown
         s.assert_clean()
         # A third turn; the person types just as the undo's edit arrives, in an 80-column terminal: the undo

@@ -118,7 +118,7 @@ async def test_an_undo_edit_the_editor_did_not_apply_is_refused_naming_the_file_
         await command(client, "forge.undoTurn", {"turnId": result["turnId"]})
     message = refused.value.message
     assert message == (
-        f"open.py changed since the turn: cannot undo turn {result['turnId']}; nothing was restored, and your changes are kept"
+        f"open.py changed since the turn: cannot undo; nothing was restored, and your changes are kept (turn {result['turnId']})"
     )
     assert refused.value.data["files"] == ["open.py"]
     detail = refused.value.data["detail"]
@@ -128,5 +128,5 @@ async def test_an_undo_edit_the_editor_did_not_apply_is_refused_naming_the_file_
     client.answers.reason = "the disk is full"  # type: ignore[attr-defined]
     with pytest.raises(JsonRpcException) as failed:
         await command(client, "forge.undoTurn", {"turnId": result["turnId"]})
-    assert failed.value.message.startswith("open.py cannot be written now (see the log): cannot undo turn "), failed.value
+    assert failed.value.message.startswith("open.py cannot be written now (see the log): cannot undo; "), failed.value
     assert "the disk is full" in failed.value.data["detail"]

@@ -90,13 +90,13 @@ vim.schedule(function()
     typed_on_edit = "x = 4  # typed while the undo came"
     vim.cmd("ForgeUndoTurn")
     wait(10000, "no refusal for the stale edit", function()
-      return #notes_with("cannot undo turn") == 2
+      return #notes_with("cannot undo;") == 2
     end)
-    local stale = notes_with("cannot undo turn")[2]
+    local stale = notes_with("cannot undo;")[2]
     assert(stale.level == vim.log.levels.ERROR and not stale.msg:find("\n"), vim.inspect(stale))
     -- Short, the file first, in the words of a file changed since (it was cut before the file name);
     -- the whole cause in :ForgeLog.
-    local said = "Forge: forge.undoTurn: main.py changed since the turn: cannot undo turn "
+    local said = "Forge: forge.undoTurn: main.py changed since the turn: cannot undo; nothing was restored"
     assert(stale.msg:sub(1, #said) == said, stale.msg)
     assert(stale.msg:find("nothing was restored, and your changes are kept", 1, true), stale.msg)
     local logged = table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr("forge://log"), 0, -1, false), "\n")

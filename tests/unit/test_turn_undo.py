@@ -287,7 +287,7 @@ async def test_a_restore_that_fails_midway_is_refused_file_first_and_puts_back_w
             await undo_turn(table, runtime.workspace, FailingFiles(workspace / "new.txt", failure), summary.turn_id, True)
         # Short, the file first (a one-line notification still names it); the whole cause in the detail and the log.
         assert str(refused.value) == (
-            f"{first}: cannot undo turn {summary.turn_id}; nothing was restored, and your changes are kept"
+            f"{first}: cannot undo; nothing was restored, and your changes are kept (turn {summary.turn_id})"
         )
         assert refused.value.files == ["new.txt"]
         assert refused.value.detail == f"restoring new.txt failed ({failure}); the files already restored were put back"

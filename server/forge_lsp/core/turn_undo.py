@@ -183,14 +183,14 @@ async def undo_turn(table: TurnFiles, workspace: Workspace, files: FileStore, tu
 def _refusal(
     turn_id: str, changed: list[str], refused: list[str], outcome: str = "nothing was restored, and your changes are kept"
 ) -> str:
-    """Why the undo was refused: the files first, so that a message cut to one line (Neovim's notification)
-    still names them."""
+    """Why the undo was refused: the files first and what became of them, the turn's id last, so that a
+    message cut to one line (Neovim's notification) still names them and says nothing was lost."""
     why = []
     if changed:
         why.append(f"{', '.join(changed)} changed since the turn")
     if refused:
         why.append(f"{', '.join(refused)} cannot be written now (see the log)")
-    return f"{'; '.join(why)}: cannot undo turn {turn_id}; {outcome}"
+    return f"{'; '.join(why)}: cannot undo; {outcome} (turn {turn_id})"
 
 
 async def _restore(turn_id: str, plans: list[_Plan], files: FileStore) -> list[dict[str, Any]]:
