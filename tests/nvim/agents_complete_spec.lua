@@ -4,16 +4,14 @@
 -- .forge/agents/plan.md (id: planner) and the user's reviewer.md and broken.md (not loadable).
 -- Prints PASS/FAIL; exits 0 on success.
 local t = dofile((debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "") .. "support.lua")
-local ws, uv = t.ws, t.uv
+local ws = t.ws
 t.deadline(80000)
 
 local forge = t.setup()
 
 --- :ForgeAgent <Tab>: the ids, and how long the completion took (ms).
 local function tab(typed)
-  local start = uv.hrtime()
-  local ids = vim.fn.getcompletion("ForgeAgent " .. (typed or ""), "cmdline")
-  return table.concat(ids, ","), (uv.hrtime() - start) / 1e6
+  return t.complete("ForgeAgent " .. (typed or ""))
 end
 
 local FROM_FILES = "forge,muse,sage,broken,planner,reviewer"

@@ -2,19 +2,17 @@
 -- the user's and the workspace's own (names read from their files) at once, no server started; once the
 -- server is up its list (forge.listCommands) is asked for in the background and used. Env as
 -- test_nvim.py's _workspaces, plus .forge/commands/greet.md, ship.md (name: deploy), bad.name.md
--- (no command name) and README.md (no front matter), and the user's hello.md and broken.md (names an agent that does not exist: the
--- server does not load it).
+-- (no command name) and README.md (no front matter), and the user's hello.md and broken.md (names an
+-- agent that does not exist: the server does not load it).
 local t = dofile((debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "") .. "support.lua")
-local ws, uv = t.ws, t.uv
+local ws = t.ws
 t.deadline(80000)
 
 local forge = t.setup()
 
 --- :ForgeCommand <Tab> after typed: the names, and how long the completion took (ms).
 local function tab(typed)
-  local start = uv.hrtime()
-  local names = vim.fn.getcompletion("ForgeCommand " .. (typed or ""), "cmdline")
-  return table.concat(names, ","), (uv.hrtime() - start) / 1e6
+  return t.complete("ForgeCommand " .. (typed or ""))
 end
 
 local FROM_FILES = "broken,deploy,explain,greet,hello,review,test"

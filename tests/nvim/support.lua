@@ -130,6 +130,14 @@ function M.turn(cmdline, n)
   return finished[#finished]
 end
 
+--- The completions of a command line as typed (e.g. "ForgeAgent p"), joined by commas, and how long
+--- Neovim took to give them (ms).
+function M.complete(cmdline)
+  local start = M.uv.hrtime()
+  local names = vim.fn.getcompletion(cmdline, "cmdline")
+  return table.concat(names, ","), (M.uv.hrtime() - start) / 1e6
+end
+
 --- Wait for the forge client to be up (it starts when a workspace's buffer is opened).
 function M.wait_server(what)
   M.wait(30000, what or "no server", function()
