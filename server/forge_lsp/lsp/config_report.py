@@ -198,6 +198,13 @@ def set_editor_settings(ls: ForgeLanguageServer, settings: Any, ticket: int | No
         report_config(ls, runtime)
 
 
+def reload_user_files(ls: ForgeLanguageServer) -> None:
+    """The user's config.toml, mcp.json, agents or commands changed: every workspace reads its config again."""
+    for runtime in ls.workspaces:
+        runtime.reload_config()
+        report_config(ls, runtime)
+
+
 def reload_files(ls: ForgeLanguageServer) -> None:
     """.forge.toml or a template changed: read them again."""
     for runtime in ls.workspaces:
@@ -206,12 +213,12 @@ def reload_files(ls: ForgeLanguageServer) -> None:
         report_config(ls, runtime)
 
 
-async def watch_files(ls: ForgeLanguageServer) -> None:
-    """Ask the client to watch .forge.toml and .forge/templates/ (dynamic registration)."""
+async def watch_files(ls: ForgeLanguageServer) -> bool:
+    """Ask the client to watch .forge.toml and .forge/templates/ (dynamic registration); whether it does."""
     caps = ls.client_capabilities.workspace
     watched = caps.did_change_watched_files if caps else None
     if watched is None or not watched.dynamic_registration:
-        return
+        return False
     options = t.DidChangeWatchedFilesRegistrationOptions(
         watchers=[
             t.FileSystemWatcher(glob_pattern=f"**/{WORKSPACE_FILE}"),
@@ -226,3 +233,5 @@ async def watch_files(ls: ForgeLanguageServer) -> None:
         await ls.client_register_capability_async(t.RegistrationParams(registrations=[registration]))
     except Exception as exc:
         ls.log(f"could not register file watchers: {exc}", t.MessageType.Warning)
+        return False
+    return True

@@ -23,11 +23,13 @@ from forge_lsp.lsp.config_report import (
     client_trust,
     pull_configuration,
     reload_files,
+    reload_user_files,
     set_editor_settings,
     trust,
     unwrap_settings,
     watch_files,
 )
+from forge_lsp.lsp.file_poll import FilePoll
 from forge_lsp.lsp.folders import runtime_for
 from forge_lsp.lsp.language_server import ForgeLanguageServer, uri_to_path
 from forge_lsp.lsp.protocol import request_id
@@ -71,7 +73,7 @@ async def initialized(ls: ForgeLanguageServer, params: t.InitializedParams) -> N
         await pull_configuration(ls)
     finally:
         ls.configured.set()
-    await watch_files(ls)
+    watched = await watch_files(ls)
     try:
         roots = ls.roots()
     except JsonRpcException as exc:  # a folder forge-lsp cannot open (not file://): each request says so too
@@ -82,6 +84,10 @@ async def initialized(ls: ForgeLanguageServer, params: t.InitializedParams) -> N
             runtime_for(ls, root.as_uri())
         except Exception as exc:
             ls.log(f"cannot open workspace {root}: {exc}", t.MessageType.Error)
+    # The user's config files always (no editor watches them), the workspaces' where the editor does not.
+    poll = FilePoll(ls, not watched, did_change_watched_files, reload_user_files)
+    poll.round()
+    ls.spawn(poll.run())
     # Templates compile in the background so the first turn does not wait for pybars3; then litellm (seconds
     # of CPU) is imported in a background thread, so a first forge.run sent at once finds both under way. One
     # after the other: two threads allocating at once leave ~17 MB more resident (malloc arenas). A turn that

@@ -1,0 +1,150 @@
+"""Config files changed on disk while the server runs, with no editor watching them (lsp/file_poll.py):
+the user's config.toml and mcp.json always, a workspace's files where the client cannot watch them
+(Neovim on Linux and 0.7 offer no dynamic registration of workspace/didChangeWatchedFiles)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types as t
+from pytest_lsp import ClientServerConfig, LanguageClient
+from test_lsp import command, config_changed, until
+
+from conftest import ENV, SERVER, Answers, write_script
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "mcp"))
+from mcp_support import flaky  # noqa: E402
+
+pytestmark = pytest.mark.timeout(60)
+
+USER_DIR = Path(tempfile.mkdtemp(prefix="forge-poll-user-"))
+"""The user's config folder of these tests' servers (FORGE_LSP_CONFIG names its config.toml)."""
+USER_CONFIG = USER_DIR / "config.toml"
+USER_MCP = USER_DIR / "mcp.json"
+POLL_ENV = {**ENV, "FORGE_LSP_CONFIG": str(USER_CONFIG)}
+
+
+@pytest.fixture(autouse=True)
+def user_files() -> None:
+    """A fresh user folder for each test: a config without a model, no mcp.json."""
+    shutil.rmtree(USER_DIR, ignore_errors=True)
+    USER_DIR.mkdir()
+    USER_CONFIG.write_text("[retry]\nmin_delay_ms = 10\n")
+
+
+async def start(client: LanguageClient, ws: Path, dynamic: bool, trusted: bool = True) -> None:
+    client.answers = Answers()  # type: ignore[attr-defined]
+    client.registrations = []  # type: ignore[attr-defined]
+
+    @client.feature(t.WINDOW_SHOW_MESSAGE_REQUEST)
+    def show_message_request(params: t.ShowMessageRequestParams) -> None:
+        client.answers.requests.append(params)  # type: ignore[attr-defined]
+
+    @client.feature(t.CLIENT_REGISTER_CAPABILITY)
+    def register(params: t.RegistrationParams) -> None:
+        client.registrations.extend(params.registrations)  # type: ignore[attr-defined]
+
+    watched = t.DidChangeWatchedFilesClientCapabilities(dynamic_registration=dynamic)
+    await client.initialize_session(
+        t.InitializeParams(
+            capabilities=t.ClientCapabilities(workspace=t.WorkspaceClientCapabilities(did_change_watched_files=watched)),
+            root_uri=ws.as_uri(),
+            workspace_folders=[t.WorkspaceFolder(uri=ws.as_uri(), name="project")],
+            initialization_options={"workspaceTrusted": True} if trusted else {},
+        )
+    )
+    await command(client, "forge.status", {})  # initialized is handled
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, server_env=POLL_ENV))
+async def unwatched(lsp_client: LanguageClient, ws: Path) -> AsyncIterator[LanguageClient]:
+    """A client that cannot watch files for the server (Neovim on Linux)."""
+    await start(lsp_client, ws, dynamic=False)
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, server_env=POLL_ENV))
+async def unwatched_untrusted(lsp_client: LanguageClient, ws: Path) -> AsyncIterator[LanguageClient]:
+    """The same, in a workspace the editor does not vouch for (trust is the store's)."""
+    await start(lsp_client, ws, dynamic=False, trusted=False)
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, server_env=POLL_ENV))
+async def watching(lsp_client: LanguageClient, ws: Path) -> AsyncIterator[LanguageClient]:
+    """A client that watches the workspace's files for the server (VS Code)."""
+    await start(lsp_client, ws, dynamic=True)
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+def poll_reloads(client: LanguageClient, name: str) -> list[str]:
+    """The server's log lines saying it found name changed on disk."""
+    return [m.message for m in client.log_messages if "changed on disk" in m.message and name in m.message]
+
+
+async def status_shows(client: LanguageClient, check: object, timeout: float = 15.0) -> dict[str, object]:
+    found: dict[str, object] = {}
+
+    async def ok() -> bool:
+        found.update(await command(client, "forge.status", {}))
+        return bool(check(found))  # type: ignore[operator]
+
+    deadline = time.monotonic() + timeout
+    while not await ok():
+        assert time.monotonic() < deadline, f"forge.status never showed it: {found}"
+        await asyncio.sleep(0.2)
+    return found
+
+
+async def test_a_server_added_to_the_users_mcp_json_is_listed(unwatched: LanguageClient) -> None:
+    assert [s["name"] for s in (await command(unwatched, "forge.status", {}))["mcp"]] == []
+    USER_MCP.write_text(json.dumps({"mcpServers": {"fake": flaky()}}))
+    await status_shows(unwatched, lambda s: [m["name"] for m in s["mcp"]] == ["fake"])
+    listed = await command(unwatched, "forge.mcpServers", {})
+    assert [s["name"] for s in listed["servers"]] == ["fake"]
+
+
+async def test_a_model_set_in_the_users_config_toml_applies(unwatched: LanguageClient, ws: Path) -> None:
+    (ws / ".forge.toml").write_text("[retry]\nmin_delay_ms = 10\n")  # the workspace sets no model
+    config_changed(unwatched, ws / ".forge.toml")  # (no effect: nothing registered; the poll notices it)
+    await status_shows(unwatched, lambda s: s["model"] is None)
+    USER_CONFIG.write_text('model = "openai/gpt-4o-mini"\n')
+    await status_shows(unwatched, lambda s: s["model"] == "openai/gpt-4o-mini")
+
+
+async def test_a_trusted_workspaces_config_changed_by_another_program_asks_again(
+    unwatched_untrusted: LanguageClient, ws: Path
+) -> None:
+    client = unwatched_untrusted
+    write_script(ws, {"text": "ok"})
+    assert (await command(client, "forge.trust", {}))["trusted"] is True
+    # A git pull (no editor involved) adds a key trust covers.
+    (ws / ".forge.toml").write_text((ws / ".forge.toml").read_text() + 'api_base = "http://127.0.0.1:9/v1"\n')
+    # (forge.status says "changed" at once: it asks the store; the settings in force change on the reload.)
+    status = await status_shows(client, lambda s: s["trusted"] is False)
+    assert status["trust"] == "changed"
+    assert poll_reloads(client, ".forge.toml")
+    await until(lambda: any("is not trusted (its files changed" in r.message for r in client.answers.requests), 15)  # type: ignore[attr-defined]
+
+
+async def test_a_client_that_watches_the_workspace_gets_no_second_reload(watching: LanguageClient, ws: Path) -> None:
+    assert watching.registrations  # type: ignore[attr-defined]
+    (ws / ".forge.toml").write_text('model = "openai/gpt-4o-mini"\n')
+    config_changed(watching, ws / ".forge.toml")  # the editor's watcher says so
+    await status_shows(watching, lambda s: s["model"] == "openai/gpt-4o-mini")
+    # The user's files are still checked: a change there, noticed, shows a round ran after the workspace's.
+    USER_MCP.write_text(json.dumps({"mcpServers": {"fake": flaky()}}))
+    await until(lambda: poll_reloads(watching, "mcp.json"), 15)
+    assert poll_reloads(watching, ".forge.toml") == []
