@@ -583,6 +583,24 @@ def test_saving_your_own_forge_toml_keeps_the_trust(tmp_path: Path, flavour: str
         s.close()
 
 
+@pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
+def test_a_forge_toml_another_program_changes_asks_for_trust_again(tmp_path: Path, flavour: str, nvim: str | None) -> None:
+    """Neovim on Linux does not watch files for the server: the server's own check sees a git pull change the
+    trusted workspace's .forge.toml, and the user is asked again (nothing is saved in Neovim)."""
+    nvim = installed(flavour, nvim)
+    ws, home = workspace(tmp_path, {"text": "unused"}, forge_toml=MODEL, main="x = 1\n")
+    s = Screen(nvim, ws, home, user_model=False)
+    try:
+        s.wait_for("Forge: idle")
+        s.command("ForgeStatus")
+        s.wait_for("scripted/script.json")
+        (ws / ".forge.toml").write_text(MODEL + 'api_base = "http://127.0.0.1:9/v1"\n')  # another program
+        shown = s.wait_for("2: Not now", timeout=20)
+        assert "its files changed since you trusted it" in shown, shown
+    finally:
+        s.close()
+
+
 def test_forge_agent_tab_completes_and_the_statusline_names_it(screen: Screen) -> None:
     """Issue 27: :ForgeAgent <Tab> offers the agents; the chosen one is in the statusline and keeps sage from writing."""
     screen.keys("Escape")
