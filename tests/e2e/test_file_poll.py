@@ -18,6 +18,9 @@ import pytest_lsp
 from lsprotocol import types as t
 from pytest_lsp import ClientServerConfig, LanguageClient
 from test_lsp import command, config_changed, until
+from test_lsp_trust import buffer_becomes, open_config
+
+from forge_lsp.lsp.handlers import SAVE_WAIT_SECS
 
 from conftest import ENV, SERVER, Answers, write_script
 
@@ -148,3 +151,23 @@ async def test_a_client_that_watches_the_workspace_gets_no_second_reload(watchin
     USER_MCP.write_text(json.dumps({"mcpServers": {"fake": flaky()}}))
     await until(lambda: poll_reloads(watching, "mcp.json"), 15)
     assert poll_reloads(watching, ".forge.toml") == []
+
+
+async def test_the_users_own_save_in_the_editor_keeps_the_trust_when_the_check_sees_it(
+    unwatched_untrusted: LanguageClient, ws: Path
+) -> None:
+    client = unwatched_untrusted
+    write_script(ws, {"text": "ok"})
+    assert (await command(client, "forge.trust", {}))["trusted"] is True
+    config = ws / ".forge.toml"
+    open_config(client, config)
+    asked = len(client.answers.requests)  # type: ignore[attr-defined]
+    edited = "# my own note\n" + config.read_text()
+    buffer_becomes(client, config, edited, 2)
+    config.write_text(edited)  # Neovim's :w, then its didSave (no watcher)
+    client.text_document_did_save(t.DidSaveTextDocumentParams(text_document=t.TextDocumentIdentifier(uri=config.as_uri())))
+    await until(lambda: poll_reloads(client, ".forge.toml"), 15)  # the check saw the save too
+    await asyncio.sleep(SAVE_WAIT_SECS + 0.3)  # the reload it waits for the save's didSave
+    status = await command(client, "forge.status", {})
+    assert (status["trusted"], status["trust"]) == (True, "trusted")
+    assert len(client.answers.requests) == asked  # type: ignore[attr-defined]
