@@ -113,3 +113,31 @@ def test_shutdown_while_a_request_is_pending_exits_cleanly(ws: Path) -> None:
     assert p.returncode == 0, p.stderr.decode()
     assert b"Traceback" not in p.stderr
     assert b'"id": 3, "jsonrpc": "2.0", "result": null' in p.stdout
+
+
+def test_the_server_exits_once_the_editors_process_is_gone(ws: Path) -> None:
+    """initialize's processId names the editor: once that process is gone, forge-lsp exits even while its
+    input stays open (an editor that quit while the server was still stopping could leave it behind, and
+    its MCP servers with it)."""
+    editor = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.5)"])
+    init = {"id": 1, "method": "initialize", "params": {"processId": editor.pid, "rootUri": ws.as_uri(), "capabilities": {}}}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "forge_lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV
+    )
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(frame(init) + frame({"method": "initialized", "params": {}}))
+        proc.stdin.flush()  # and kept open: only the editor's process ends
+        time.sleep(0.5)
+        assert proc.poll() is None, "exited while the editor still ran"
+        editor.wait()
+        started = time.monotonic()
+        code = proc.wait(15)
+        assert code == 0 and time.monotonic() - started < 10, (code, time.monotonic() - started)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()

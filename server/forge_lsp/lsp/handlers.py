@@ -32,6 +32,7 @@ from forge_lsp.lsp.config_report import (
 from forge_lsp.lsp.file_poll import FilePoll
 from forge_lsp.lsp.folders import runtime_for
 from forge_lsp.lsp.language_server import ForgeLanguageServer, uri_to_path
+from forge_lsp.lsp.parent_watch import watch_parent
 from forge_lsp.lsp.protocol import request_id
 from forge_lsp.lsp.selection import editor_context, with_context
 from forge_lsp.lsp.user_saves import disk_text
@@ -62,6 +63,8 @@ def initialize(ls: ForgeLanguageServer, params: t.InitializeParams) -> None:
     ls.client_trusted = client_trust(params.initialization_options)
     ls.wording = wording.for_client(params.client_info.name if params.client_info else None, params.initialization_options)
     ls.editor_settings = dict(ls.init_settings)
+    if getattr(ls, "_server", None) is None:  # stdio: the editor started this process (TCP: it may be elsewhere)
+        watch_parent(params.process_id)
 
 
 async def initialized(ls: ForgeLanguageServer, params: t.InitializedParams) -> None:
