@@ -65,7 +65,9 @@ async function startClient(): Promise<void> {
     // In Restricted Mode VS Code says isTrusted false, and the server ignores the workspace's
     // .forge.toml settings that can run code or send data elsewhere (and offers Trust).
     initializationOptions: initializationOptions(settings, vscode.workspace.isTrusted),
-    synchronize: { configurationSection: "forge" },
+    // No synchronize.configurationSection: the languageclient would push the whole "forge" section (keys no
+    // setting of the extension declares, such as forge.tools, and client-only ones) and the server takes the
+    // newest settings; a change is told with no settings instead, and the server asks (answered below).
     middleware: {
       // A code action's forge.run (Fix, Explain) runs as a palette turn does: progress, Cancel, errors.
       executeCommand: async (command, args, next) =>
@@ -340,6 +342,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("forge.showMcpServers", showMcpServers),
     // The user trusted the folder in VS Code (Manage Workspace Trust): the server hears it at once.
     vscode.workspace.onDidGrantWorkspaceTrust(() => void forgeCommand("forge.trust")),
+    // A forge.* setting changed: the server asks for the section again (workspace/configuration).
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration("forge") && client?.isRunning()) {
+        void client.sendNotification("workspace/didChangeConfiguration", { settings: null });
+      }
+    }),
     vscode.commands.registerCommand("forge.restartServer", async () => {
       await client?.stop();
       await startClient();
