@@ -96,17 +96,8 @@ end
 --- Completion of :ForgeAgent, never waiting: the ids the buffer's server listed last (asked again in
 --- the background), else, before it has answered or started, the agents' files (see from_files).
 function M.complete(arglead)
-  local bufnr = vim.api.nvim_get_current_buf()
-  local client = clients.get(bufnr)
-  local ids = listing.get(client)
-  if client then
-    listing.refresh(client, bufnr)
-  end
-  if not ids then
-    ids = from_files(definitions.root(client, bufnr))
-  end
   local found = {}
-  for _, id in ipairs(ids) do
+  for _, id in ipairs(listing.names(from_files)) do
     if id:sub(1, #arglead) == arglead then
       table.insert(found, id)
     end

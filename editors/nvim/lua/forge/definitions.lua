@@ -81,7 +81,7 @@ function M.read(folder, key)
 end
 
 --- What running servers listed last, by client: command is the forge.list* to ask, names_of(result)
---- the names in its answer. Returns { get(client), keep(client, result), refresh(client, bufnr), forget(client) }.
+--- the names in its answer. Returns { get(client), keep(client, result), refresh(client, bufnr), names(from_files), forget(client) }.
 function M.listing(command, names_of)
   local listed = {} -- by client id: the names that server listed last
   local asking = {} -- client ids with a request on its way
@@ -111,6 +111,18 @@ function M.listing(command, names_of)
     if not ok then
       asking[client.id] = nil
     end
+  end
+
+  --- For completion, never waiting: the names the current buffer's server listed last (asked again in the
+  --- background), else, before it has answered or started, from_files(the buffer's workspace folder).
+  function self.names(from_files)
+    local bufnr = vim.api.nvim_get_current_buf()
+    local client = clients.get(bufnr)
+    local names = self.get(client)
+    if client then
+      self.refresh(client, bufnr)
+    end
+    return names or from_files(M.root(client, bufnr))
   end
 
   --- Forget the server's last list (the workspace was trusted: its own definitions now count) and ask

@@ -70,16 +70,9 @@ function M.complete(arglead, cmdline, _)
   if before:find("%s") then
     return {} -- past the name: its arguments are free text
   end
-  local bufnr = vim.api.nvim_get_current_buf()
-  local client = clients.get(bufnr)
-  local all = listing.get(client)
-  if client then
-    listing.refresh(client, bufnr)
-  end
-  all = all or from_files(definitions.root(client, bufnr))
   local typed = arglead:gsub("^/", "")
   local names = {}
-  for _, name in ipairs(all) do
+  for _, name in ipairs(listing.names(from_files)) do
     if vim.startswith(name, typed) then
       table.insert(names, name)
     end
