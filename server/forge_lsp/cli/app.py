@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import logging
@@ -11,20 +12,26 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, TextIO, cast
 
 from forge_lsp.cli.ask import is_terminal
-from forge_lsp.cli.commands import conversations_command, trust_command, undo_command
 from forge_lsp.cli.exit_codes import EXIT_CANCELLED, EXIT_FAILED, EXIT_USAGE
-from forge_lsp.cli.headless import check_prompt, command_line, read_prompt, run_headless
 from forge_lsp.cli.parser import UsageError, build_parser
-from forge_lsp.cli.root import workspace_of
-from forge_lsp.render import say
 
 if TYPE_CHECKING:
     from forge_lsp.lsp.protocol import ForgeProtocol
 
+# The language server (the command an editor starts) imports what a subcommand needs only when it runs one:
+# initialize must answer as fast as a bare pygls server (bench: cold start to initialize result).
+
 log = logging.getLogger(__name__)
+
+
+def say(out: TextIO, text: str) -> None:
+    """render.say (every line the CLI prints for a person, redacted), loaded when there is something to say."""
+    from forge_lsp.render import say as render_say
+
+    render_say(out, text)
 
 
 def _setup_logging(verbose: int, log_file: str | None) -> None:
@@ -108,6 +115,16 @@ def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     _setup_logging(args.verbose, args.log_file)
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    if args.command is None:
+        return _serve(args)
+    return _subcommand(args)
+
+
+def _subcommand(args: argparse.Namespace) -> int:
+    from forge_lsp.cli.commands import conversations_command, trust_command, undo_command
+    from forge_lsp.cli.headless import check_prompt, command_line, read_prompt, run_headless
+    from forge_lsp.cli.root import workspace_of
+
     if args.command == "run":
         if args.args:
             args.prompt = command_line(args.prompt, args.args)
@@ -156,6 +173,11 @@ def _main(argv: Sequence[str] | None) -> int:
         if folder is not None:
             check_demo_folder(folder)
         return run_demo(folder, args.in_process, args.keep, sys.stdout)
+    raise UsageError(f"unknown command {args.command}")
+
+
+def _serve(args: argparse.Namespace) -> int:
+    """The language server, on stdio (the default) or TCP."""
     tcp = _tcp_address(*args.tcp) if args.tcp else None
     from forge_lsp.lsp.server import create_server
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from forge_lsp.core.session import Ask, deny_all
 from forge_lsp.redact import redact
+
+if TYPE_CHECKING:
+    from forge_lsp.core.session import Ask
 
 CHOICES = "[y/N/a]"
 ANSWERS = {"y": "allow", "yes": "allow", "a": "always", "always": "always"}
@@ -30,6 +32,8 @@ def terminal_ask() -> Ask:
     """Who answers a confirm rule in this run: the terminal when there is one, else nobody."""
     if is_terminal(sys.stdin) and is_terminal(sys.stderr):
         return ask_on_terminal
+    from forge_lsp.core.session import deny_all  # here: the language server imports is_terminal at start
+
     return deny_all
 
 

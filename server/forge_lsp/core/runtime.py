@@ -247,6 +247,16 @@ class WorkspaceRuntime:
             self._trusted_files = None
         return state
 
+    def user_files(self) -> tuple[list[Path], list[Path]]:
+        """The user's files the config comes from (config.toml, mcp.json) and the folders of their agents and
+        commands: a change in them means reading the config again."""
+        user = self.loader.user_path
+        return [user, user_mcp_path(user)], [user_agents_dir(user), user.parent / "commands"]
+
+    def workspace_files(self) -> tuple[list[Path], list[Path]]:
+        """The workspace's files trust covers (.forge.toml, .mcp.json) and its .forge/ definition folders."""
+        return [self.root / WORKSPACE_FILE, self.root / MCP_FILE], [self.root / folder for folder in TRUSTED_DIRS]
+
     def is_trust_file(self, path: Path) -> str | None:
         """path relative to the root when trust covers it: .forge.toml, .mcp.json, a template, an agent, a command,
         a trusted file (the script)."""

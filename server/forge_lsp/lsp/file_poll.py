@@ -14,13 +14,9 @@ from pathlib import Path
 
 from lsprotocol import types as t
 
-from forge_lsp.agents import user_agents_dir
-from forge_lsp.domain.config import WORKSPACE_FILE
 from forge_lsp.lsp.language_server import ForgeLanguageServer
-from forge_lsp.mcp_config import WORKSPACE_MCP_FILE, user_mcp_path
 
 POLL_SECS = 2.0
-DEFINITION_DIRS = ("templates", "agents", "commands")
 USER = "user"
 
 Signature = tuple[int, int, int] | None
@@ -82,15 +78,11 @@ class FilePoll:
     def groups(self) -> Iterator[tuple[str | Path, Snapshot]]:
         """("user", the user's files) once, then (root, its files) per workspace when polled."""
         runtimes = list(self.ls.workspaces)
-        for user in sorted({runtime.loader.user_path for runtime in runtimes})[:1]:
-            yield USER, snapshot([user, user_mcp_path(user)], [user_agents_dir(user), user.parent / "commands"])
+        for runtime in runtimes[:1]:  # every runtime of the server reads the same user's files
+            yield USER, snapshot(*runtime.user_files())
         if self.workspaces:
             for runtime in runtimes:
-                root = runtime.root
-                yield (
-                    root,
-                    snapshot([root / WORKSPACE_FILE, root / WORKSPACE_MCP_FILE], [root / ".forge" / d for d in DEFINITION_DIRS]),
-                )
+                yield runtime.root, snapshot(*runtime.workspace_files())
 
     def round(self) -> None:
         """One check: a group seen for the first time is only noted; a changed one is reloaded."""
