@@ -1,0 +1,92 @@
+"""The config files, checked on disk where nobody says they changed: no editor watches the user's files, and
+some clients watch none of a workspace's (Neovim on Linux, 0.7; every ACP client).
+
+Each round stats a small fixed set of paths (mtime, size, inode) and lists the definition folders' *.md;
+nothing is read unless something changed. What a change means is the frontend's (on_change).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable, Hashable, Iterable
+from pathlib import Path
+from typing import Literal
+
+log = logging.getLogger(__name__)
+
+POLL_SECS = 2.0
+
+Signature = tuple[int, int, int] | None
+Snapshot = dict[Path, Signature]
+Change = Literal["created", "changed", "deleted"]
+Group = tuple[Hashable, Snapshot]
+
+
+def signature(path: Path | str) -> Signature:
+    """What tells a file's change without reading it; None when it is not there."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def snapshot(files: list[Path], folders: list[Path]) -> Snapshot:
+    """files (present or not) and the *.md files of folders, each with its signature."""
+    found: Snapshot = {path: signature(path) for path in files}
+    for folder in folders:
+        try:
+            with os.scandir(folder) as entries:
+                names = [entry.path for entry in entries if entry.name.endswith(".md")]
+        except OSError:  # no such folder: nothing in it
+            continue
+        found.update((Path(name), signature(name)) for name in names)
+    return found
+
+
+def changes(old: Snapshot, new: Snapshot) -> list[tuple[Path, Change]]:
+    """The files that differ between two snapshots, and how (as a watcher reports them)."""
+    found: list[tuple[Path, Change]] = []
+    for path in sorted(old.keys() | new.keys()):
+        before, after = old.get(path), new.get(path)
+        if before != after:
+            found.append((path, "changed" if before and after else "deleted" if before else "created"))
+    return found
+
+
+class FilePoll:
+    """Groups of files (each a key and its snapshot, from groups()) and their last signatures: round() calls
+    on_change(key, what changed) for each group that changed since the last round."""
+
+    def __init__(
+        self,
+        groups: Callable[[], Iterable[Group]],
+        on_change: Callable[[Hashable, list[tuple[Path, Change]]], None],
+        on_error: Callable[[Exception], None] | None = None,
+    ) -> None:
+        self.groups = groups
+        self.on_change = on_change
+        self.on_error = on_error or (lambda exc: log.warning("checking the config files failed: %s", exc))
+        self.seen: dict[Hashable, Snapshot] = {}
+
+    def round(self) -> None:
+        """One check: a group seen for the first time is only noted; a changed one is reported."""
+        seen: dict[Hashable, Snapshot] = {}
+        for key, now in self.groups():
+            seen[key] = now
+            before = self.seen.get(key)
+            changed = changes(before, now) if before is not None else []
+            if changed:
+                self.on_change(key, changed)
+        self.seen = seen
+
+    async def run(self, interval: float = POLL_SECS) -> None:
+        """A round every interval seconds until cancelled (shutdown); a failing round is reported, never fatal."""
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                self.round()
+            except Exception as exc:
+                self.on_error(exc)
