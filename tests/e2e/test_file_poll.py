@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -171,3 +172,22 @@ async def test_the_users_own_save_in_the_editor_keeps_the_trust_when_the_check_s
     status = await command(client, "forge.status", {})
     assert (status["trusted"], status["trust"]) == (True, "trusted")
     assert len(client.answers.requests) == asked  # type: ignore[attr-defined]
+
+
+def forge_lsp(*args: str) -> None:
+    """The CLI, as the user runs it in a terminal beside the editor (the same trust store)."""
+    done = subprocess.run([*SERVER, *args], env=POLL_ENV, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+
+
+async def test_trust_given_or_revoked_in_a_terminal_applies_in_the_running_editor(
+    unwatched_untrusted: LanguageClient, ws: Path
+) -> None:
+    client = unwatched_untrusted
+    write_script(ws, {"text": "ok"})  # its scripted model applies only once the workspace is trusted
+    await status_shows(client, lambda s: s["model"] is None and s["trusted"] is False)
+    forge_lsp("trust", str(ws))
+    await status_shows(client, lambda s: s["trusted"] is True and s["model"] == "scripted/script.json")
+    assert any("is trusted (the trust store changed)" in m.message for m in client.log_messages)
+    forge_lsp("trust", "--revoke", str(ws))
+    await status_shows(client, lambda s: s["trusted"] is False and s["model"] is None)

@@ -49,7 +49,7 @@ from acp.schema import (
 )
 
 from forge_lsp import __version__
-from forge_lsp.acp.commands import WATCH_INTERVAL_S, command_files, commands_key, commands_update, expand_prompt
+from forge_lsp.acp.commands import commands_update, expand_prompt
 from forge_lsp.acp.conversions import (
     ALLOW_ALWAYS,
     ALLOW_ONCE,
@@ -63,6 +63,7 @@ from forge_lsp.acp.conversions import (
     tool_retried,
     tool_started,
 )
+from forge_lsp.acp.files import ConfigFiles
 from forge_lsp.acp.mcp import SessionServers
 from forge_lsp.acp.transport import serve_stdio
 from forge_lsp.core.errors import BadPrompt, EmptyPrompt, NoModel, TurnInProgress, UnknownAgent, check_prompt
@@ -207,8 +208,8 @@ class ForgeAgent:
         self.background: set[asyncio.Task[Any]] = set()
         self.unwinding: dict[Path, asyncio.Event] = {}
         """Workspaces whose running turn was cancelled: set once it has ended."""
-        self.watching: dict[Path, asyncio.Task[None]] = {}
-        """Per open workspace, the task that announces its commands again when their files change."""
+        self.config_files = ConfigFiles(self.workspaces, self.tell_commands, self.trust_lost)
+        """The open workspaces' config files (and the user's), read again when they change on disk."""
         self.mcp_untold: dict[Path, list[tuple[str, str]]] = {}
         """Each workspace's MCP server failures not said in a chat yet: (server name, line)."""
 
@@ -357,35 +358,22 @@ class ForgeAgent:
         task = asyncio.ensure_future(announce())
         self.background.add(task)
         task.add_done_callback(self.background.discard)
-        if session.root not in self.watching:
-            self.watching[session.root] = asyncio.ensure_future(self.watch_commands(session.runtime))
+        self.config_files.watch(session.runtime)
 
-    async def watch_commands(self, runtime: WorkspaceRuntime) -> None:
-        """While the agent runs: when a file of the user's or the workspace's commands folder changes, the
-        config is read again (trust too: a changed workspace command is not trusted until trusted again) and,
-        when the commands in force changed, each session of the workspace gets available_commands_update."""
-        seen = await asyncio.to_thread(command_files, runtime)
-        told = commands_key(runtime)
-        while True:
-            await asyncio.sleep(WATCH_INTERVAL_S)
-            now = await asyncio.to_thread(command_files, runtime)
-            if now == seen:
-                continue
-            seen = now
+    async def tell_commands(self, runtime: WorkspaceRuntime) -> None:
+        """The commands in force in runtime's workspace changed: each of its sessions gets available_commands_update."""
+        for session in [s for s in self.sessions.values() if s.runtime is runtime]:
             try:
-                runtime.reload_config()
-            except Exception:  # a bad file is the config's problem to report; never the watch's end
-                log.exception("reading the commands again")
-                continue
-            if commands_key(runtime) == told:
-                continue
-            told = commands_key(runtime)
-            log.info("%s: the commands changed; telling its sessions", runtime.root)
-            for session in [s for s in self.sessions.values() if s.runtime is runtime]:
-                try:
-                    await self.update(session.id, commands_update(runtime))
-                except Exception as exc:  # a client gone away: nothing to tell
-                    log.warning("available_commands_update: %s", exc)
+                await self.update(session.id, commands_update(runtime))
+            except Exception as exc:  # a client gone away: nothing to tell
+                log.warning("available_commands_update: %s", exc)
+
+    def trust_lost(self, runtime: WorkspaceRuntime) -> None:
+        """runtime's workspace is no longer trusted (a file changed, `forge-lsp trust --revoke`): the next prompt
+        of each of its sessions says which of its settings are now ignored."""
+        for session in self.sessions.values():
+            if session.runtime is runtime:
+                session.told_trust = False
 
     async def replay(self, session: AcpSession, history: list[ChatMessage]) -> None:
         """The stored conversation as session/update notifications, in order; the last todo_write is the plan again."""
@@ -589,9 +577,7 @@ class ForgeAgent:
 
     async def aclose(self) -> None:
         """The client went away: every session's MCP servers stop, and the workspaces' own."""
-        for task in self.watching.values():
-            task.cancel()
-        self.watching.clear()
+        self.config_files.close()
         servers = [s.mcp for s in self.sessions.values() if s.mcp is not None]
         await asyncio.gather(
             *(s.close() for s in servers), *(runtime.close_mcp(final=True) for runtime in self.workspaces), return_exceptions=True

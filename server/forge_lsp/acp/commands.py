@@ -3,42 +3,17 @@ commands), and a prompt "/name args" expanded to the command's prompt."""
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any
 
 from acp.schema import AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, UnstructuredCommandInput
 
 from forge_lsp.acp.conversions import prompt_text
-from forge_lsp.core.commands import WORKSPACE_DIR, Expansion
+from forge_lsp.core.commands import Expansion
 
 if TYPE_CHECKING:
     from forge_lsp.core.runtime import WorkspaceRuntime
 
 ARGS_HINT = "arguments (optional)"
-WATCH_INTERVAL_S = 1.0
-"""How often an open workspace's command folders are looked at (ACP has no file watching of its own)."""
-
-
-def command_files(runtime: WorkspaceRuntime) -> tuple[tuple[str, str, int, int], ...]:
-    """The command files as they are now: (folder, name, mtime_ns, size) of each entry of the user's and the
-    workspace's commands folders, and of the trust store (the workspace trusted again, say by `forge-lsp
-    trust`, brings its commands back). A change means the commands may have changed (cheap: no file is read)."""
-    out: list[tuple[str, str, int, int]] = []
-    store = runtime.trust_store.path
-    try:
-        info = store.stat()
-        out.append((str(store.parent), store.name, info.st_mtime_ns, info.st_size))
-    except OSError:  # no trust store yet: nothing trusted
-        pass
-    for folder in (runtime.loader.user_path.parent / "commands", runtime.root / WORKSPACE_DIR):
-        try:
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    info = entry.stat(follow_symlinks=False)
-                    out.append((str(folder), entry.name, info.st_mtime_ns, info.st_size))
-        except OSError:  # no such folder (or not one): no commands from it
-            continue
-    return tuple(sorted(out))
 
 
 def commands_key(runtime: WorkspaceRuntime) -> list[tuple[str, str, bool]]:

@@ -257,6 +257,11 @@ class WorkspaceRuntime:
         """The workspace's files trust covers (.forge.toml, .mcp.json) and its .forge/ definition folders."""
         return [self.root / WORKSPACE_FILE, self.root / MCP_FILE], [self.root / folder for folder in TRUSTED_DIRS]
 
+    def trust_changed(self) -> bool:
+        """The trust store says otherwise than the trust in force: the user ran `forge-lsp trust` (or
+        --revoke) for this workspace elsewhere; reload_config applies it."""
+        return self._is_trusted() != self.trusted
+
     def is_trust_file(self, path: Path) -> str | None:
         """path relative to the root when trust covers it: .forge.toml, .mcp.json, a template, an agent, a command,
         a trusted file (the script)."""

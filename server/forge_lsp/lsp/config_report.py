@@ -205,6 +205,17 @@ def reload_user_files(ls: ForgeLanguageServer) -> None:
         report_config(ls, runtime)
 
 
+def reload_trust(ls: ForgeLanguageServer) -> None:
+    """The trust store changed: a workspace the user trusted (or no longer trusts) with `forge-lsp trust` in a
+    terminal reads its config again; one whose trust stays as it is (the editor's own forge.trust) does not."""
+    for runtime in ls.workspaces:
+        if runtime.trust_changed():
+            runtime.reload_config()
+            verb = "trusted" if runtime.trusted else "no longer trusted"
+            ls.log(f"{runtime.root} is {verb} (the trust store changed): config and templates reloaded", t.MessageType.Info)
+            report_config(ls, runtime)
+
+
 def reload_files(ls: ForgeLanguageServer) -> None:
     """.forge.toml or a template changed: read them again."""
     for runtime in ls.workspaces:

@@ -1,7 +1,8 @@
-"""The config files checked on disk (core/file_poll.py) for the language server: the user's always (no editor
-watches them), a workspace's where the editor does not watch them for the server (Neovim on Linux, 0.7).
+"""The config files checked on disk (core/file_poll.py) for the language server: the user's and the trust
+store always (no editor watches them), a workspace's where the editor does not watch them for the server
+(Neovim on Linux, 0.7).
 
-A change takes the path the editor's watcher takes.
+A workspace file's change takes the path the editor's watcher takes.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from forge_lsp.core import file_poll
 from forge_lsp.core.file_poll import Change, Group, snapshot
 from forge_lsp.lsp.language_server import ForgeLanguageServer
 
-USER = "user"
+USER, TRUST = "user", "trust"
 KINDS: dict[Change, t.FileChangeType] = {
     "created": t.FileChangeType.Created,
     "changed": t.FileChangeType.Changed,
@@ -32,6 +33,7 @@ class FilePoll(file_poll.FilePoll):
         workspaces: bool,
         on_workspace: Callable[[ForgeLanguageServer, t.DidChangeWatchedFilesParams], None],
         on_user: Callable[[ForgeLanguageServer], None],
+        on_trust: Callable[[ForgeLanguageServer], None],
     ) -> None:
         super().__init__(self.files, self.changed, self.failed)
         self.ls = ls
@@ -39,17 +41,23 @@ class FilePoll(file_poll.FilePoll):
         """Whether the workspaces' files are polled too (the editor does not watch them)."""
         self.on_workspace = on_workspace
         self.on_user = on_user
+        self.on_trust = on_trust
 
     def files(self) -> Iterator[Group]:
-        """("user", the user's files) once, then (root, its files) per workspace when polled."""
+        """("user", the user's files) and ("trust", the trust store) once, then (root, its files) per workspace
+        when polled."""
         runtimes = list(self.ls.workspaces)
         for runtime in runtimes[:1]:  # every runtime of the server reads the same user's files
             yield USER, snapshot(*runtime.user_files())
+            yield TRUST, snapshot([runtime.trust_store.path], [])
         if self.workspaces:
             for runtime in runtimes:
                 yield runtime.root, snapshot(*runtime.workspace_files())
 
     def changed(self, key: Hashable, changed: list[tuple[Path, Change]]) -> None:
+        if key == TRUST:  # only a workspace whose trust it changes reads its config again
+            self.on_trust(self.ls)
+            return
         self.ls.log(f"config: {', '.join(str(path) for path, _ in changed)} changed on disk; read again")
         if key == USER:
             self.on_user(self.ls)

@@ -23,6 +23,7 @@ from forge_lsp.lsp.config_report import (
     client_trust,
     pull_configuration,
     reload_files,
+    reload_trust,
     reload_user_files,
     set_editor_settings,
     trust,
@@ -87,8 +88,9 @@ async def initialized(ls: ForgeLanguageServer, params: t.InitializedParams) -> N
             runtime_for(ls, root.as_uri())
         except Exception as exc:
             ls.log(f"cannot open workspace {root}: {exc}", t.MessageType.Error)
-    # The user's config files always (no editor watches them), the workspaces' where the editor does not.
-    poll = FilePoll(ls, not watched, did_change_watched_files, reload_user_files)
+    # The user's config files and the trust store always (no editor watches them), the workspaces' where the
+    # editor does not.
+    poll = FilePoll(ls, not watched, did_change_watched_files, reload_user_files, reload_trust)
     poll.round()
     ls.spawn(poll.run())
     # Templates compile in the background so the first turn does not wait for pybars3; then litellm (seconds
