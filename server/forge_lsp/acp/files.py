@@ -68,10 +68,10 @@ class ConfigFiles:
         runtimes = [runtime for runtime in self.workspaces if runtime.root in self.told]
         if key == TRUST:
             runtimes = [runtime for runtime in runtimes if runtime.trust_changed()]
-        elif key != USER:
-            runtimes = [runtime for runtime in runtimes if runtime.root == key]
         else:
             log.info("config: %s changed on disk; read again", ", ".join(str(path) for path, _ in changed))
+            if key != USER:
+                runtimes = [runtime for runtime in runtimes if runtime.root == key]
         for runtime in runtimes:
             was_trusted = runtime.trusted
             try:
