@@ -18,7 +18,7 @@ async function main() {
   conn.onNotification(() => undefined);
   conn.listen();
   const uri = pathToFileURL(ws).toString();
-  await conn.sendRequest("initialize", { processId: process.pid, rootUri: uri, workspaceFolders: [{ uri, name: "ws" }], capabilities: { window: { workDoneProgress: true }, workspace: { configuration: true } } });
+  await conn.sendRequest("initialize", { processId: process.pid, rootUri: uri, workspaceFolders: [{ uri, name: "ws" }], capabilities: { window: { workDoneProgress: true }, workspace: { configuration: true } }, initializationOptions: { workspaceTrusted: true } });
   await conn.sendNotification("initialized", {});
   await conn.sendRequest("workspace/executeCommand", { command: "forge.run", arguments: [{ prompt: "warm up" }] });
   logs.length = 0;

@@ -453,15 +453,19 @@ def timed(fn: Callable[[], None]) -> float:
 NOTES = [
     "## Where the time and memory go (measured 2026-12-05 for issue 24, same machine)",
     "",
-    "- First model request right after `initialize`: the CPU before the HTTP request is litellm's import (about"
-    " 1.5 s of one idle core: `litellm.main` 0.8 s and `litellm.utils` 0.7 s by `python -X importtime`, pydantic"
-    " models of the openai and litellm types and module code; deferring pydantic's schema builds saved ~3%), pybars3's"
-    " import and the templates (0.3 s) and, until now, tiktoken's tables (0.2-0.4 s, see below). The templates then"
-    " litellm now load in the background as soon as `initialized` has opened the workspaces (litellm was 2.5 s"
-    " later). Measured before (3b2f6da) and after, interleaved, 3 fresh servers each: 1.95 s and 1.88 s at load"
-    " average 1.4; 3.99 s and 3.89 s with three extra CPU-bound processes on the 2 cores (load 2.7). The row's"
-    " target (< 2 s) holds on a quiet machine, not under that load: litellm's import alone needs more than 2 s of"
-    " a core shared three ways, and what is left of the path is small.",
+    "- First model request right after `initialize` (issue 24 asks < 2 s under load too: not met). Traced on"
+    " 2026-12-06 on the idle machine (load 0.3), from the client's forge.run sent the moment `initialize` was"
+    " answered (0.34 s after the process started): the server opens the workspace (55 ms), compiles the templates"
+    " (pybars3's import 0.25 s, the templates 0.07 s), imports litellm (1.6 s) and its first request imports ~80"
+    " more modules (0.1 s): 2.08 s, each step one core's CPU with no wait between them. litellm's import is the"
+    " floor: ~2,500 pydantic models of the openai and litellm types in ~3,000 modules (`openai.types` alone is"
+    " 1,072 modules, 0.39 s by `python -X importtime`); deferring pydantic's schema builds saves 3-5%. It may not"
+    " start before `initialize` is answered (the cold-start row: a thread importing it would share the GIL with"
+    " the answer), and the server has nothing else to do meanwhile, so on 2 cores shared with other work it"
+    " takes what the import takes there: 3.6-4.3 s. A model process of its own, started with the server, would"
+    " take the import off the server's core (~1.5 s on the idle machine by the trace) but not below 2 s on a"
+    " core shared two or three ways; it is not done. The tiktoken tables (0.2-0.4 s) are no longer loaded (see"
+    " below).",
     "- RSS after one turn: `import litellm` alone holds ~210 MB (tracemalloc of its Python heap, ~150 MB: module"
     " code objects 47 MB, pydantic schemas 21 MB, the model cost map 19 MB, typing/abc/dataclasses 17 MB). litellm"
     " also priced every response as its stream started by counting the prompt with tiktoken, loading cl100k_base"
