@@ -451,7 +451,7 @@ def timed(fn: Callable[[], None]) -> float:
 
 
 NOTES = [
-    "## Where the time and memory go (measured 2026-12-05 for issue 24, same machine)",
+    "## Where the time and memory go (measured 2026-12-05 and 2026-12-06 for issue 24, same machine)",
     "",
     "- First model request right after `initialize` (issue 24 asks < 2 s under load too: not met). Traced on"
     " 2026-12-06 on the idle machine (load 0.3), from the client's forge.run sent the moment `initialize` was"
@@ -462,10 +462,16 @@ NOTES = [
     " 1,072 modules, 0.39 s by `python -X importtime`); deferring pydantic's schema builds saves 3-5%. It may not"
     " start before `initialize` is answered (the cold-start row: a thread importing it would share the GIL with"
     " the answer), and the server has nothing else to do meanwhile, so on 2 cores shared with other work it"
-    " takes what the import takes there: 3.6-4.3 s. A model process of its own, started with the server, would"
+    " takes what the import takes there: 3.6-4.3 s. On the idle machine the row is about 2 s either side: 1.93 s and"
+    " 2.13 s (median of 3) in two runs of 2026-12-06. A model process of its own, started with the server, would"
     " take the import off the server's core (~1.5 s on the idle machine by the trace) but not below 2 s on a"
     " core shared two or three ways; it is not done. The tiktoken tables (0.2-0.4 s) are no longer loaded (see"
     " below).",
+    "- Cold start: 1.26-1.29× bare pygls on the morning of 2026-12-06 (1.06× the day before): the language server"
+    " imported the CLI's commands (core.session and the tools with them) and, for the config-file check, the"
+    " agent definitions' PyYAML and template grammar before answering `initialize`. Both now load after the"
+    " answer, as the runtime always did (1.07-1.11× in three runs); tests/e2e/test_startup_imports.py reads the"
+    " interpreter's import log up to the answer and fails on any of them.",
     "- RSS after one turn: `import litellm` alone holds ~210 MB (tracemalloc of its Python heap, ~150 MB: module"
     " code objects 47 MB, pydantic schemas 21 MB, the model cost map 19 MB, typing/abc/dataclasses 17 MB). litellm"
     " also priced every response as its stream started by counting the prompt with tiktoken, loading cl100k_base"
@@ -482,10 +488,10 @@ NOTES = [
     " 1.0× to 3.0× in repeated runs, either side slower. The best of 11 interleaved runs is the same for rg alone,"
     " rg with fs_search's flags, environment and session, run_process and the whole tool (240-241 ms each in one"
     " run): the row now reports that.",
-    "- MCP rows (issue 26): written by `python bench/mcp_bench.py --write` on 2026-12-06 at load average 14-17 "
-    "(seven sessions shared the 2 cores), so the absolute times are several times a quiet machine's and the "
-    "ratios swing between runs: the first turn's extra wait 0.99×, 1.20× and 1.06× (median of 5, 5 and 9 "
-    "interleaved rounds), a tool call 0.92× to 1.10× over five runs. The extra wait is the servers' startup "
+    "- MCP rows (issue 26): first written by `python bench/mcp_bench.py --write` on 2026-12-06 at load average "
+    "14-17 (seven sessions shared the 2 cores), where the ratios swung between runs: the first turn's extra wait "
+    "0.99×, 1.20× and 1.06× (median of 5, 5 and 9 interleaved rounds), a tool call 0.92× to 1.10× over five runs; "
+    "on the quiet machine of this run the absolute times are a quarter of those. The extra wait is the servers' startup "
     "and little more: the same three processes start either way, forge-lsp's each under its guard (a `python "
     "-I -S` of ~20 ms idle). A tool call through the tool layer adds the argument check against the server's "
     "schema (jsonschema), the result as text and the clip; it is measured on the same connection as the SDK's "
