@@ -45,11 +45,9 @@ class ConfigFiles:
     def watch(self, runtime: WorkspaceRuntime) -> None:
         """A session of runtime's workspace was told its commands: check its files (and the user's) from now."""
         self.told[runtime.root] = commands_key(runtime)
+        self.poll.round()  # its files as they are now are noted: a change is one after this
         if self.task is None:
-            self.poll.round()  # what is there now: a change is one after this
             self.task = asyncio.ensure_future(self.poll.run())
-        else:
-            self.poll.round()  # the new workspace's files are noted (a change elsewhere is not missed either)
 
     def close(self) -> None:
         if self.task is not None:
