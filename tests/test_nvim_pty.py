@@ -489,7 +489,7 @@ def test_trust_question_a_stray_key_is_no_answer(tmp_path: Path, flavour: str, n
         assert "UNTOLD" not in s.text()
         s.assert_clean()
         s.command("ForgeStatus")
-        s.wait_for("Forge: idle · model nil")
+        s.wait_for("Forge: idle · model none (workspace not trusted: :ForgeTrust) · limit 3")
         # Issue 24 items 5 and 11: the refused turn is told on one line (no "Press ENTER"), naming
         # Neovim's ways, the whole message in :ForgeLog; the statusline does not keep its prompt.
         s.command("ForgeRun hello")

@@ -145,10 +145,13 @@ function M.status(on_result)
         table.insert(failed, tostring(server.name))
       end
     end
+    -- No model: "none", and why when the workspace is not trusted (its model may be the one ignored).
+    local model = (result.model ~= nil and result.model ~= vim.NIL) and tostring(result.model)
+      or (result.trusted == false and "none (workspace not trusted: :ForgeTrust)" or "none")
     notify(string.format(
       "Forge: %s · model %s · limit %s%s%s",
       state,
-      tostring(result.model),
+      model,
       tostring(result.limit),
       (result.agent and result.agent ~= "forge") and (" · agent " .. tostring(result.agent)) or "",
       #failed > 0 and (" · MCP failed: " .. table.concat(failed, ", ") .. " (:ForgeMcp)") or ""
