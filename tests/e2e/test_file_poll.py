@@ -189,5 +189,25 @@ async def test_trust_given_or_revoked_in_a_terminal_applies_in_the_running_edito
     forge_lsp("trust", str(ws))
     await status_shows(client, lambda s: s["trusted"] is True and s["model"] == "scripted/script.json")
     assert any("is trusted (the trust store changed)" in m.message for m in client.log_messages)
+    # Said where the user looks, once: the editor's own Trust button makes no such message.
+    assert [m.message for m in client.messages if "trusted now" in m.message] == [
+        f"Forge: {ws.name} is trusted now (forge-lsp trust): its .forge.toml and .forge/ apply"
+    ]
     forge_lsp("trust", "--revoke", str(ws))
     await status_shows(client, lambda s: s["trusted"] is False and s["model"] is None)
+    await until(lambda: any("is no longer trusted (forge-lsp trust --revoke)" in m.message for m in client.messages), 15)
+
+
+async def test_a_typo_in_the_users_config_is_said_once_in_a_message(unwatched: LanguageClient) -> None:
+    """Its diagnostic is on a file the editor does not have open (Neovim shows none of those): a message says it."""
+
+    def told() -> list[str]:
+        return [m.message for m in unwatched.messages if "modle" in m.message]
+
+    USER_CONFIG.write_text('modle = "openai/gpt-4o"\n')
+    await until(lambda: told(), 15)
+    assert told() == [f"Forge: {USER_CONFIG}:1: modle: unknown key (did you mean model?)"]
+    USER_CONFIG.write_text('modle = "openai/gpt-4o"\n\n')  # read again, the same problem: not said again
+    await until(lambda: poll_reloads(unwatched, "config.toml"), 15)
+    await command(unwatched, "forge.status", {})
+    assert len(told()) == 1

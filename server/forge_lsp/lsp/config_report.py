@@ -60,6 +60,7 @@ def report_config(ls: ForgeLanguageServer, runtime: WorkspaceRuntime) -> None:
 
     by_file: dict[str, list[t.Diagnostic]] = {}
     problems = runtime.reported_problems()
+    tell_file_problems(ls, runtime)
     for problem in problems[:MAX_REPORTED_PROBLEMS]:
         ls.log(f"config: {problem}", t.MessageType.Warning)
         # No file to put it on (editor settings; a FORGE_LSP_CONFIG naming a file that does not exist): a message.
@@ -103,6 +104,24 @@ def report_config(ls: ForgeLanguageServer, runtime: WorkspaceRuntime) -> None:
     ignored = runtime.ignored_keys()
     if ignored and refused is None:  # (refused: the warning above says why trusting cannot help)
         ls.spawn(offer_trust(ls, runtime, ignored))
+
+
+def tell_file_problems(ls: ForgeLanguageServer, runtime: WorkspaceRuntime) -> None:
+    """A problem in a config file the editor does not have open (the user's config.toml, mcp.json, a definition
+    file) is also said in one message, once: its diagnostics are on a file nobody looks at (Neovim lists no
+    problems of files not open). Said again only after it was fixed and came back."""
+    found = {
+        str(p): p
+        for p in runtime.config_problems()
+        if p.path is not None and p.path.exists() and p.path.as_uri() not in ls.workspace.text_documents
+    }
+    told = ls.problems_told.get(runtime.root, set())
+    new = [text for text in found if text not in told]
+    ls.problems_told[runtime.root] = set(found)
+    if not new:
+        return
+    more = f" (and {len(new) - 1} more, each a diagnostic on its file)" if len(new) > 1 else ""
+    ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=f"Forge: {new[0]}{more}"))
 
 
 async def offer_trust(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, keys: list[str]) -> None:
@@ -213,6 +232,13 @@ def reload_trust(ls: ForgeLanguageServer) -> None:
             runtime.reload_config()
             verb = "trusted" if runtime.trusted else "no longer trusted"
             ls.log(f"{runtime.root} is {verb} (the trust store changed): config and templates reloaded", t.MessageType.Info)
+            said = (
+                f"Forge: {runtime.root.name} is trusted now (forge-lsp trust): its .forge.toml and .forge/ apply"
+                if runtime.trusted
+                else f"Forge: {runtime.root.name} is no longer trusted (forge-lsp trust --revoke): its settings that need "
+                f"trust are ignored ({ls.wording.trust} trusts it)"
+            )
+            ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Info, message=said))
             report_config(ls, runtime)
 
 

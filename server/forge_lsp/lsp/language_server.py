@@ -69,6 +69,8 @@ class ForgeLanguageServer(LanguageServer):
         """Per workspace, the files that carry its config diagnostics (to clear them on the next report)."""
         self.trust_offered: dict[Path, str] = {}
         """Per workspace, the fingerprint the Trust question was last asked for (asked once per change)."""
+        self.problems_told: dict[Path, set[str]] = {}
+        """Per workspace, the config problems in files not open already said in a message (config_report)."""
         self.trust_refused: dict[Path, str] = {}
         """Per workspace, why the client's trust did not apply, as last said (said once per reason)."""
         self.user_saves = UserSaves()
