@@ -61,6 +61,27 @@ async def test_a_trusted_workspace_changed_from_outside_says_at_the_next_prompt_
         config = workspace / ".forge.toml"
         config.write_text(config.read_text() + 'api_base = "http://127.0.0.1:9/v1"\n')
         said = await prompt_until(conn, client, session.session_id, "is not trusted")
+        assert "is not trusted (its files changed since you trusted it)" in said
         assert "forge-lsp trust" in said and "fine" not in said
+    finally:
+        await ctx.__aexit__(None, None, None)
+
+
+async def test_a_typo_in_the_users_config_is_said_in_the_chat_once(workspace: Path) -> None:
+    """ACP clients show no agent log: a bad key is said in the next prompt's chat, as `forge-lsp run` prints it."""
+    workspace_with(workspace, *[{"text": "fine"}] * 50)
+    user_config = Path(os.environ["XDG_CONFIG_HOME"]) / "forge-lsp" / "config.toml"
+    user_config.parent.mkdir(parents=True, exist_ok=True)
+    client = Recorder()
+    ctx, conn = (await start(client))[:2]
+    try:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        assert "problems in the config" not in await prompt_until(conn, client, session.session_id, "fine", timeout=0)
+        user_config.write_text("[tools.shel]\nmax_failures = 2\n")
+        said = await prompt_until(conn, client, session.session_id, "problems in the config")
+        assert f"- {user_config}:2: tools.shel.max_failures: unknown key (did you mean tools.shell.max_failures?)" in said
+        assert "fine" in said  # the rest of the config applies: the turn ran
+        again = await prompt_until(conn, client, session.session_id, "fine", timeout=0)
+        assert "problems in the config" not in again  # said once
     finally:
         await ctx.__aexit__(None, None, None)

@@ -94,6 +94,8 @@ ANNOUNCE_WAIT_S = 30.0
 """How long a permission request waits for its call's tool_call to reach the client."""
 UNWIND_WAIT_S = 10.0
 """How long a prompt waits for a cancelled turn in its workspace to end before it is refused."""
+MAX_TOLD_PROBLEMS = 5
+"""Config problems listed in a chat at most (the rest counted)."""
 
 
 class ClientFiles(DiskFiles):
@@ -191,6 +193,8 @@ class AcpSession:
         """The running turn's failed calls, not shown yet: each waits for its retry notice (after its batch), so
         a client shows one failed update with the error and the notice, not the failure and then the call again."""
         self.told_trust = False
+        self.told_problems: list[str] = []
+        """The config problems this session's chat was last told (told again when they change)."""
         self.prompting = False
         """A prompt of this session is running its turn."""
         self.mcp: SessionServers | None = None
@@ -393,15 +397,27 @@ class ForgeAgent:
             expansion = expand_prompt(runtime, prompt)  # "/name args": the command's prompt
         except BadPrompt as exc:  # an unknown command, a template that fails: said in the chat, the turn ends
             return await self.refuse(session, exc)
+        # No ACP client shows the agent's log: a bad key in the user's config.toml or the workspace's is said in
+        # the chat (once, and again when the problems change), as `forge-lsp run` prints it.
+        problems = [str(problem) for problem in runtime.config_problems()]
+        if problems and problems != session.told_problems:
+            listed = "\n".join(f"- {problem}" for problem in problems[:MAX_TOLD_PROBLEMS])
+            more = f"\n- and {len(problems) - MAX_TOLD_PROBLEMS} more" if len(problems) > MAX_TOLD_PROBLEMS else ""
+            await self.update(
+                session_id,
+                update_agent_message_text(f"(forge-lsp: problems in the config; each is ignored:\n{listed}{more})\n\n"),
+            )
+        session.told_problems = problems
         ignored_keys = runtime.ignored_keys()
         if not session.told_trust and ignored_keys:
             session.told_trust = True
             ignored = ", ".join(ignored_keys)
+            since = " (its files changed since you trusted it)" if runtime.trust_state() == "changed" else ""
             await self.update(
                 session_id,
                 update_agent_message_text(
-                    f"(forge-lsp: {runtime.root} is not trusted, so these workspace settings are ignored: {ignored}. "
-                    f"`forge-lsp trust {runtime.root}` trusts it.)\n\n"
+                    f"(forge-lsp: {runtime.root} is not trusted{since}, so these workspace settings are ignored: "
+                    f"{ignored}. `forge-lsp trust {runtime.root}` trusts it.)\n\n"
                 ),
             )
         # A client may send the next prompt before the cancelled one answered: wait until that turn has ended,
