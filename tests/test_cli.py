@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from support.processes import ctrl_c_as_in_a_terminal
 from support.trust import trust_workspace
 
 ENV = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
@@ -333,7 +334,13 @@ def test_a_bare_forge_lsp_in_a_terminal_says_what_it_is_on_stderr_and_keeps_serv
 
     controller, terminal = pty.openpty()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "forge_lsp"], stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV, cwd=tmp_path
+        [sys.executable, "-m", "forge_lsp"],
+        stdin=terminal,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+        cwd=tmp_path,
+        preexec_fn=ctrl_c_as_in_a_terminal,
     )
     os.close(terminal)
     try:

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from support.processes import ctrl_c_as_in_a_terminal
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -24,6 +26,7 @@ def test_the_loopback_server_is_one_command_and_needs_no_api_key(tmp_path: Path)
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        preexec_fn=ctrl_c_as_in_a_terminal,  # it stops on Ctrl-C (SIGINT), below
     )
     try:
         assert server.stdout is not None

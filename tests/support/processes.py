@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -34,3 +35,9 @@ def left_running_in(folder: Path, timeout: float = 5.0) -> list[str]:
     while (left := processes_in(folder)) and time.monotonic() < end:
         time.sleep(0.1)
     return left
+
+
+def ctrl_c_as_in_a_terminal() -> None:
+    """A child's SIGINT as a shell in a terminal leaves it (Popen preexec_fn): a test run started in the background
+    (`cmd &`) inherits SIGINT ignored, and a Ctrl-C test would then wait for nothing."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
