@@ -289,6 +289,18 @@ def test_forge_agent_completion_before_the_server_answers(tmp_path: Path, flavou
 @pytest.mark.nvim
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
+def test_a_typo_in_the_users_config_is_said_and_drawn_when_opened(tmp_path: Path, flavour: str, nvim: str | None) -> None:
+    """The user's config.toml, not open, has a typo: one message names it; :edit of the file then shows its sign
+    (tests/nvim/config_problems_spec.lua)."""
+    nvim = installed(flavour, nvim)
+    env = _workspaces(tmp_path)
+    user_config(Path(env["XDG_CONFIG_HOME"]), 'model = "scripted/script.json"\nmodle = "openai/gpt-4o"\n')
+    run_spec(nvim, "config_problems_spec.lua", env, tmp_path, timeout=80)
+
+
+@pytest.mark.nvim
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
 def test_forge_agent_completion_after_forge_trust(tmp_path: Path, flavour: str, nvim: str | None) -> None:
     """:ForgeAgent <Tab> in an untrusted workspace, then :ForgeTrust: the first <Tab> after has the workspace's
     agents (tests/nvim/agents_trust_spec.lua)."""

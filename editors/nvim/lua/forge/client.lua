@@ -158,6 +158,17 @@ local function attach_file(bufnr, client)
   end
 end
 
+--- Diagnostics a server published for a file before it was loaded (a problem in the user's config.toml):
+--- Neovim (0.7 to 0.11) does not draw them when the file is then opened. Drawn on opening it.
+function M.show_stored_diagnostics(bufnr)
+  for _, client in ipairs(running()) do
+    local ok, ns = pcall(vim.lsp.diagnostic.get_namespace, client.id)
+    if ok and ns and #vim.diagnostic.get(bufnr, { namespace = ns }) > 0 then
+      vim.diagnostic.show(ns, bufnr)
+    end
+  end
+end
+
 --- On opening a file: attach it to the server whose workspace holds it, or start one where a
 --- .forge.toml says so. A plain git repository starts nothing until a :Forge command.
 function M.attach(bufnr)

@@ -19,6 +19,7 @@ function M.setup(opts)
     group = group,
     callback = function(args)
       clients.attach(args.buf)
+      clients.show_stored_diagnostics(args.buf)
     end,
   })
   config.did_setup = true
