@@ -90,7 +90,7 @@ class ForgeProtocol(LanguageServerProtocol):
             super()._send_handler_result(future, msg_id=msg_id)
             return
         self._request_futures.pop(msg_id, None)
-        log.info("request %s refused: %s", msg_id, error)  # the client has it, and shows it
+        log.warning("request %s refused: %s", msg_id, error)
         self._send_response(msg_id, error=error.to_response_error())
 
     async def _shutdown_done(self) -> None:
