@@ -206,7 +206,7 @@ async def test_a_typo_in_the_users_config_is_said_once_in_a_message(unwatched: L
 
     USER_CONFIG.write_text('modle = "openai/gpt-4o"\n')
     await until(lambda: told(), 15)
-    assert told() == [f"Forge: {USER_CONFIG}:1: modle: unknown key (did you mean model?)"]
+    assert told() == [f"Forge: modle: unknown key (did you mean model?) ({USER_CONFIG}:1)"]
     USER_CONFIG.write_text('modle = "openai/gpt-4o"\n\n')  # read again, the same problem: not said again
     await until(lambda: poll_reloads(unwatched, "config.toml"), 15)
     await command(unwatched, "forge.status", {})

@@ -22,7 +22,7 @@ vim.schedule(function()
       return t.noted("modle: unknown key") ~= nil
     end)
     local said = t.noted("modle: unknown key").msg
-    assert(said == "Forge: " .. config .. ":2: modle: unknown key (did you mean model?)", said)
+    assert(said == "Forge: modle: unknown key (did you mean model?) (" .. config .. ":2)", said)
     vim.cmd("edit " .. config)
     local buf = vim.api.nvim_get_current_buf()
     assert(vim.wait(5000, function()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as t
@@ -120,8 +121,20 @@ def tell_file_problems(ls: ForgeLanguageServer, runtime: WorkspaceRuntime) -> No
     ls.problems_told[runtime.root] = set(found)
     if not new:
         return
-    more = f" (and {len(new) - 1} more, each a diagnostic on its file)" if len(new) > 1 else ""
-    ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=f"Forge: {new[0]}{more}"))
+    # The problem first, the file last: a notification cut to one line (Neovim) keeps its point.
+    first = found[new[0]]
+    what = f"{first.key}: {first.message}" if first.key else first.message
+    where = f"{home_relative(first.path)}:{first.line}" if first.line else home_relative(first.path)
+    more = f"; and {len(new) - 1} more, each a diagnostic on its file" if len(new) > 1 else ""
+    ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=f"Forge: {what} ({where}){more}"))
+
+
+def home_relative(path: Path | None) -> str:
+    """A path as a person writes it: ~/.config/... for a file in the home folder."""
+    if path is None:
+        return ""
+    home = Path.home()
+    return f"~/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
 
 
 async def offer_trust(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, keys: list[str]) -> None:
