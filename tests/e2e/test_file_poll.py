@@ -198,8 +198,10 @@ async def test_trust_given_or_revoked_in_a_terminal_applies_in_the_running_edito
     await until(lambda: any("is no longer trusted (forge-lsp trust --revoke)" in m.message for m in client.messages), 15)
 
 
-async def test_a_typo_in_the_users_config_is_said_once_in_a_message(unwatched: LanguageClient) -> None:
-    """Its diagnostic is on a file the editor does not have open (Neovim shows none of those): a message says it."""
+async def test_a_typo_in_the_users_config_is_said_once_in_a_message(unwatched: LanguageClient, ws: Path) -> None:
+    """Its diagnostic is on a file the editor does not have open (Neovim shows none of those): a message says it.
+    A workspace's own file is not said so (its diagnostics are where the user works; a cloned repository's key
+    names stay out of notifications)."""
 
     def told() -> list[str]:
         return [m.message for m in unwatched.messages if "modle" in m.message]
@@ -211,3 +213,6 @@ async def test_a_typo_in_the_users_config_is_said_once_in_a_message(unwatched: L
     await until(lambda: poll_reloads(unwatched, "config.toml"), 15)
     await command(unwatched, "forge.status", {})
     assert len(told()) == 1
+    (ws / ".forge.toml").write_text((ws / ".forge.toml").read_text() + "bogus_key = 1\n")
+    await until(lambda: any("bogus_key" in d.message for d in unwatched.diagnostics.get((ws / ".forge.toml").as_uri(), [])), 15)
+    assert not [m.message for m in unwatched.messages if "bogus_key" in m.message]

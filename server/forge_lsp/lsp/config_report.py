@@ -108,13 +108,18 @@ def report_config(ls: ForgeLanguageServer, runtime: WorkspaceRuntime) -> None:
 
 
 def tell_file_problems(ls: ForgeLanguageServer, runtime: WorkspaceRuntime) -> None:
-    """A problem in a config file the editor does not have open (the user's config.toml, mcp.json, a definition
-    file) is also said in one message, once: its diagnostics are on a file nobody looks at (Neovim lists no
-    problems of files not open). Said again only after it was fixed and came back."""
+    """A problem in one of the user's own config files the editor does not have open (config.toml, mcp.json, an
+    agent or command file) is also said in one message, once: its diagnostics are on a file outside the workspace
+    that nobody looks at (Neovim lists no problems of files not open). Said again only after it was fixed and came
+    back. A workspace's files are not: their diagnostics are where the user works, and a cloned repository's
+    key names are not put in a notification."""
     found = {
         str(p): p
         for p in runtime.config_problems()
-        if p.path is not None and p.path.exists() and p.path.as_uri() not in ls.workspace.text_documents
+        if p.path is not None
+        and not p.path.is_relative_to(runtime.root)
+        and p.path.exists()
+        and p.path.as_uri() not in ls.workspace.text_documents
     }
     told = ls.problems_told.get(runtime.root, set())
     new = [text for text in found if text not in told]
