@@ -62,7 +62,8 @@ def test_mcp_list_fails_when_the_users_mcp_json_cannot_be_read(tmp_path: Path) -
 def test_an_untrusted_mcp_json_is_said_and_never_started(tmp_path: Path) -> None:
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"evil": {"command": "touch", "args": ["pwned"]}}}))
     done = forge("mcp", "list", "-w", str(tmp_path), cwd=tmp_path)
-    assert done.returncode == 0 and "no MCP servers are configured" in done.stdout
+    # Listed, never started: not a failure (exit 0); trusting the workspace would start it.
+    assert done.returncode == 0 and done.stdout == "evil  untrusted: not started: the workspace is not trusted  [workspace]\n"
     assert "is not trusted, so it cannot set: .mcp.json:1 mcpServers.evil" in done.stderr
     assert not (tmp_path / "pwned").exists()
 

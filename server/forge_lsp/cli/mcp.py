@@ -30,7 +30,7 @@ async def mcp_list(workspace: Path, as_json: bool, trusted: bool, out: TextIO) -
         if ignored:
             say(sys.stderr, untrusted_line(runtime.root, workspace, ignored, runtime.trust_state() == "changed"))
         await runtime.mcp.wait_started()
-        servers = runtime.mcp.describe()
+        servers = runtime.mcp_describe()
     finally:
         runtime.close()
         await runtime.close_mcp()
@@ -46,8 +46,8 @@ async def mcp_list(workspace: Path, as_json: bool, trusted: bool, out: TextIO) -
         state = server["state"]
         if state == "ready":
             state = f"ready ({len(server['tools'])} tool{'s' if len(server['tools']) != 1 else ''})"
-        elif state == "failed":
-            state = f"failed: {server.get('reason', '')}"
+        elif state in ("failed", "untrusted"):
+            state = f"{state}: {server.get('reason', '')}"
         say(out, redact(f"{server['name']}  {state}  [{server['source']}]"))
         for tool in server["tools"]:
             first = tool["description"].splitlines()[0][:100] if tool["description"] else ""

@@ -67,6 +67,10 @@ MAX_INSTRUCTIONS_BYTES = 10 * 1024 * 1024
 """A larger AGENTS.md is not read at all (its first MAX_INSTRUCTIONS_CHARS are used otherwise)."""
 
 
+UNTRUSTED_MCP = "untrusted"
+UNTRUSTED_MCP_REASON = "not started: the workspace is not trusted"
+
+
 class BoundTools:
     """The tool port of one turn: the registry (the built-in tools and the MCP servers' tools) bound to the
     workspace's tool context, as the agent may use it.
@@ -404,8 +408,22 @@ class WorkspaceRuntime:
         return McpManager(sources.servers, self.root, startup_timeout=self.config.mcp.startup_timeout_secs)
 
     def mcp_status(self) -> list[dict[str, Any]]:
-        """forge.status mcp: [{name, state, tools: N, reason?, source}]."""
-        return self.mcp.status()
+        """forge.status mcp: [{name, state, tools: N, reason?, source}], the untrusted workspace's servers too."""
+        return sorted([*self.mcp.status(), *self.mcp_untrusted(0)], key=lambda s: s["name"])
+
+    def mcp_describe(self) -> list[dict[str, Any]]:
+        """forge.mcpServers and `forge-lsp mcp list`: each server's status with its tools, the untrusted too."""
+        return sorted([*self.mcp.describe(), *self.mcp_untrusted([])], key=lambda s: s["name"])
+
+    def mcp_untrusted(self, tools: Any) -> list[dict[str, Any]]:
+        """The untrusted workspace's .mcp.json servers, listed and never started: state "untrusted" (a server of
+        the same name from the user's own files runs instead, and is listed alone)."""
+        names = [p.key.split(".", 1)[1] for p in self.untrusted_problems() if p.key.startswith("mcpServers.")]
+        return [
+            {"name": name, "state": UNTRUSTED_MCP, "source": "workspace", "tools": tools, "reason": UNTRUSTED_MCP_REASON}
+            for name in dict.fromkeys(names)
+            if name not in self.mcp.servers
+        ]
 
     def preload_templates(self) -> None:
         """Compile the templates every turn needs (pybars3 is slow to import and compile)."""

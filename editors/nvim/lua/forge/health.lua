@@ -218,6 +218,8 @@ local function check_mcp(client)
     local line = tostring(server.name) .. ": " .. mcp.state_text(server) .. source
     if server.state == "failed" then
       fail(line, { ":ForgeMcp restart " .. tostring(server.name) .. " once it is mended; the server's log has the details" })
+    elseif server.state == "untrusted" then -- the workspace's .mcp.json: listed, never started
+      warn(line, { ":ForgeTrust (or `forge-lsp trust DIR`) starts the workspace's .mcp.json servers" })
     elseif server.state == "ready" or server.state == "disabled" then
       ok(line)
     else
