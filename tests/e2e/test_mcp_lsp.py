@@ -139,7 +139,12 @@ async def test_an_untrusted_mcp_json_starts_nothing(
     result = await command(client, "forge.run", {"prompt": "hi", "model": "scripted/echo"})
     assert result["status"] == "completed"
     # Listed where the user looks for it (:ForgeMcp, MCP Servers), never started; a restart says why not.
-    untrusted = {"name": "evil", "state": "untrusted", "source": "workspace", "reason": "not started: the workspace is not trusted"}
+    untrusted = {
+        "name": "evil",
+        "state": "untrusted",
+        "source": "workspace",
+        "reason": "not started: the workspace is not trusted",
+    }
     assert (await command(client, "forge.mcpServers")) == {"servers": [{**untrusted, "tools": []}]}
     assert (await command(client, "forge.status"))["mcp"] == [{**untrusted, "tools": 0}]
     with pytest.raises(JsonRpcException, match="MCP server evil: not started: the workspace is not trusted; trust it"):
