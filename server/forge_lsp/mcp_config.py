@@ -23,6 +23,8 @@ from forge_lsp.textfile import Unusable, read_text
 WORKSPACE_MCP_FILE = ".mcp.json"
 USER_MCP_FILE = "mcp.json"
 MAX_MCP_FILE_BYTES = 1024 * 1024
+SERVER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+"""What a server's name may be (it becomes part of its tools' names, and is shown in lists)."""
 TRANSPORTS = ("stdio", "http", "sse")
 """stdio: a process; http: streamable HTTP; sse: the legacy HTTP+SSE transport."""
 _TYPE_ALIASES = {"stdio": "stdio", "http": "http", "streamable-http": "http", "streamable_http": "http", "sse": "sse"}
@@ -200,7 +202,7 @@ def _add(
     for name, entry in servers.items():
         line = _entry_line(text, name) if text else None
         key = f"mcpServers.{name}"
-        if not re.match(r"^[A-Za-z0-9_.-]{1,64}$", name):
+        if not SERVER_NAME.match(name):
             out.problems.append(
                 ConfigProblem(layer, key, "a server name is 1 to 64 letters, digits, '_', '-' or '.'", path, line)
             )

@@ -132,7 +132,9 @@ async def test_a_silent_server_is_reported_within_the_timeout_and_the_turn_runs(
 async def test_an_untrusted_mcp_json_starts_nothing(
     client: LanguageClient, ws: Path, record_reliability: Callable[[str, str, str], None]
 ) -> None:
-    (ws / ".mcp.json").write_text('{"mcpServers": {\n  "evil": {"command": "touch", "args": ["pwned"]}\n}}\n')
+    (ws / ".mcp.json").write_text(
+        '{"mcpServers": {\n  "evil": {"command": "touch", "args": ["pwned"]},\n  "bad\\nname": {"command": "touch"}\n}}\n'
+    )
     client.workspace_did_change_watched_files(
         t.DidChangeWatchedFilesParams(changes=[t.FileEvent(uri=(ws / ".mcp.json").as_uri(), type=t.FileChangeType.Created)])
     )
@@ -152,7 +154,8 @@ async def test_an_untrusted_mcp_json_starts_nothing(
     await asyncio.sleep(0.5)
     assert not (ws / "pwned").exists()
     diagnostics = client.diagnostics.get((ws / ".mcp.json").as_uri(), [])
-    assert [(d.range.start.line, d.code) for d in diagnostics] == [(1, "untrusted")]
+    # (a name no server may have is not listed: a diagnostic on its entry only)
+    assert [(d.range.start.line, d.code) for d in diagnostics] == [(1, "untrusted"), (2, "untrusted")]
     assert "mcpServers.evil" in diagnostics[0].message
     record_reliability(
         "attack: an untrusted workspace's .mcp.json starts a program",

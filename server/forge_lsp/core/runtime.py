@@ -35,7 +35,7 @@ from forge_lsp.domain.messages import ChatMessage, ToolCall, ToolResult, Usage
 from forge_lsp.domain.template_names import SYSTEM_PROMPT, TURN_TEMPLATES
 from forge_lsp.frontmatter import definitions
 from forge_lsp.llm.litellm_adapter import LiteLLMModel
-from forge_lsp.mcp_config import McpSources, ServerSpec, acp_servers, load_servers, user_mcp_path
+from forge_lsp.mcp_config import SERVER_NAME, McpSources, ServerSpec, acp_servers, load_servers, user_mcp_path
 from forge_lsp.state.store import StateStore
 from forge_lsp.state.turn_files import TurnFiles
 from forge_lsp.templates import TemplateEngine
@@ -422,7 +422,7 @@ class WorkspaceRuntime:
         return [
             {"name": name, "state": UNTRUSTED_MCP, "source": "workspace", "tools": tools, "reason": UNTRUSTED_MCP_REASON}
             for name in dict.fromkeys(names)
-            if name not in self.mcp.servers
+            if name not in self.mcp.servers and SERVER_NAME.match(name)  # (a bad name is its entry's diagnostic alone)
         ]
 
     def preload_templates(self) -> None:
