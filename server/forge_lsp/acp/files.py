@@ -13,15 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from forge_lsp.acp.commands import commands_key
-from forge_lsp.core.file_poll import Change, FilePoll, Group, snapshot
+from forge_lsp.core.file_poll import TRUST, USER, Change, FilePoll, Group, config_groups
 
 if TYPE_CHECKING:
     from forge_lsp.core.runtime import WorkspaceRuntime
     from forge_lsp.core.workspaces import Workspaces
 
 log = logging.getLogger(__name__)
-
-USER, TRUST = "user", "trust"
 
 
 class ConfigFiles:
@@ -54,16 +52,15 @@ class ConfigFiles:
             self.task.cancel()
             self.task = None
 
+    def watched(self) -> list[WorkspaceRuntime]:
+        """The open workspaces whose sessions were told their commands."""
+        return [runtime for runtime in self.workspaces if runtime.root in self.told]
+
     def files(self) -> Iterator[Group]:
-        runtimes = [runtime for runtime in self.workspaces if runtime.root in self.told]
-        for runtime in runtimes[:1]:  # the agent's runtimes all read the same user's files
-            yield USER, snapshot(*runtime.user_files())
-            yield TRUST, snapshot([runtime.trust_store.path], [])
-        for runtime in runtimes:
-            yield runtime.root, snapshot(*runtime.workspace_files())
+        return config_groups(self.watched())
 
     def changed(self, key: Hashable, changed: list[tuple[Path, Change]]) -> None:
-        runtimes = [runtime for runtime in self.workspaces if runtime.root in self.told]
+        runtimes = self.watched()
         if key == TRUST:
             runtimes = [runtime for runtime in runtimes if runtime.trust_changed()]
         else:

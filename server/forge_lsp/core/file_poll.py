@@ -10,9 +10,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from forge_lsp.core.runtime import WorkspaceRuntime
 
 log = logging.getLogger(__name__)
 
@@ -22,6 +25,8 @@ Signature = tuple[int, int, int] | None
 Snapshot = dict[Path, Signature]
 Change = Literal["created", "changed", "deleted"]
 Group = tuple[Hashable, Snapshot]
+USER, TRUST = "user", "trust"
+"""The keys of the user's own files' group and the trust store's (a workspace's group is keyed by its root)."""
 
 
 def signature(path: Path | str) -> Signature:
@@ -54,6 +59,17 @@ def changes(old: Snapshot, new: Snapshot) -> list[tuple[Path, Change]]:
         if before != after:
             found.append((path, "changed" if before and after else "deleted" if before else "created"))
     return found
+
+
+def config_groups(runtimes: Sequence[WorkspaceRuntime], workspaces: bool = True) -> Iterator[Group]:
+    """The config files of these runtimes as groups: (USER, the user's files) and (TRUST, the trust store) once
+    (every runtime of a process reads the same user's), then (root, its files) per workspace when workspaces."""
+    for runtime in runtimes[:1]:
+        yield USER, snapshot(*runtime.user_files())
+        yield TRUST, snapshot([runtime.trust_store.path], [])
+    if workspaces:
+        for runtime in runtimes:
+            yield runtime.root, snapshot(*runtime.workspace_files())
 
 
 class FilePoll:

@@ -13,10 +13,9 @@ from pathlib import Path
 from lsprotocol import types as t
 
 from forge_lsp.core import file_poll
-from forge_lsp.core.file_poll import Change, Group, snapshot
+from forge_lsp.core.file_poll import TRUST, USER, Change, Group, config_groups
 from forge_lsp.lsp.language_server import ForgeLanguageServer
 
-USER, TRUST = "user", "trust"
 KINDS: dict[Change, t.FileChangeType] = {
     "created": t.FileChangeType.Created,
     "changed": t.FileChangeType.Changed,
@@ -44,15 +43,8 @@ class FilePoll(file_poll.FilePoll):
         self.on_trust = on_trust
 
     def files(self) -> Iterator[Group]:
-        """("user", the user's files) and ("trust", the trust store) once, then (root, its files) per workspace
-        when polled."""
-        runtimes = list(self.ls.workspaces)
-        for runtime in runtimes[:1]:  # every runtime of the server reads the same user's files
-            yield USER, snapshot(*runtime.user_files())
-            yield TRUST, snapshot([runtime.trust_store.path], [])
-        if self.workspaces:
-            for runtime in runtimes:
-                yield runtime.root, snapshot(*runtime.workspace_files())
+        """The user's files and the trust store, then each workspace's when polled."""
+        return config_groups(list(self.ls.workspaces), self.workspaces)
 
     def changed(self, key: Hashable, changed: list[tuple[Path, Change]]) -> None:
         if key == TRUST:  # only a workspace whose trust it changes reads its config again
