@@ -418,7 +418,9 @@ class WorkspaceRuntime:
     def mcp_untrusted(self, tools: Any) -> list[dict[str, Any]]:
         """The untrusted workspace's .mcp.json servers, listed and never started: state "untrusted" (a server of
         the same name from the user's own files runs instead, and is listed alone)."""
-        names = [p.key.split(".", 1)[1] for p in self.untrusted_problems() if p.key.startswith("mcpServers.")]
+        # (the MCP sources' own problems: untrusted_problems() would also list .forge/templates on every forge.status)
+        ignored = [p for p in self.mcp_sources.problems if p.code == UNTRUSTED and p.key.startswith("mcpServers.")]
+        names = [p.key.split(".", 1)[1] for p in ignored]
         return [
             {"name": name, "state": UNTRUSTED_MCP, "source": "workspace", "tools": tools, "reason": UNTRUSTED_MCP_REASON}
             for name in dict.fromkeys(names)
