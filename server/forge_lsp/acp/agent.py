@@ -354,23 +354,24 @@ class ForgeAgent:
 
         async def announce() -> None:
             await asyncio.sleep(0)
-            try:
-                await self.update(session.id, commands_update(session.runtime))
-            except Exception as exc:  # a client gone away: nothing to tell
-                log.warning("available_commands_update: %s", exc)
+            await self.send_commands(session)
 
         task = asyncio.ensure_future(announce())
         self.background.add(task)
         task.add_done_callback(self.background.discard)
         self.config_files.watch(session.runtime)
 
+    async def send_commands(self, session: AcpSession) -> None:
+        """available_commands_update: the commands in force in the session's workspace."""
+        try:
+            await self.update(session.id, commands_update(session.runtime))
+        except Exception as exc:  # a client gone away: nothing to tell
+            log.warning("available_commands_update: %s", exc)
+
     async def tell_commands(self, runtime: WorkspaceRuntime) -> None:
         """The commands in force in runtime's workspace changed: each of its sessions gets available_commands_update."""
         for session in [s for s in self.sessions.values() if s.runtime is runtime]:
-            try:
-                await self.update(session.id, commands_update(runtime))
-            except Exception as exc:  # a client gone away: nothing to tell
-                log.warning("available_commands_update: %s", exc)
+            await self.send_commands(session)
 
     def trust_lost(self, runtime: WorkspaceRuntime) -> None:
         """runtime's workspace is no longer trusted (a file changed, `forge-lsp trust --revoke`): the next prompt
