@@ -21,6 +21,7 @@ from typing import Any
 
 from forge_lsp import __version__
 from forge_lsp.mcp_config import ServerSpec
+from forge_lsp.patterns import guard_jsonschema
 from forge_lsp.tools.mcp.guard import guarded
 
 log = logging.getLogger(__name__)
@@ -150,6 +151,9 @@ class McpServer:
         try:
             import anyio
 
+            # The SDK checks a tool's structured output against the server's outputSchema with jsonschema, on the
+            # event loop: the server's patterns are matched with RE2 there too.
+            guard_jsonschema()
             async with AsyncExitStack() as stack:
                 # Entering the transport and the session only starts them (a process, tasks); the waiting is in
                 # initialize and the listing, which the timeout bounds (a cancel scope around the entering would
