@@ -250,4 +250,5 @@ TOOL = ToolDefinition(
         ["command"],
     ),
     run=run,
+    changes_files=True,
 )

@@ -154,7 +154,10 @@ class McpManager:
             for tool in server.tools:
                 name = assigned[(server.name, tool.name)]
                 description = (tool.description or tool.title or f"{tool.name} (MCP server {server.name})").strip()
-                out.append(ToolDefinition(name, description[:4000], _schema(tool), self._runner(server.name, tool.name, name)))
+                # A server's tool may change any file unless it says it only reads (MCP's readOnlyHint).
+                read_only = getattr(getattr(tool, "annotations", None), "read_only_hint", None) is True
+                run = self._runner(server.name, tool.name, name)
+                out.append(ToolDefinition(name, description[:4000], _schema(tool), run, changes_files=not read_only))
         return out
 
     def _runner(self, server_name: str, tool: str, exposed: str) -> Callable[[Mapping[str, Any], ToolContext], Any]:
