@@ -19,6 +19,7 @@ bench/redact_bench.py measures it).
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -198,3 +199,11 @@ def redact_data(value: Any, secrets: list[str] | None = None) -> Any:
     if isinstance(value, list | tuple):
         return [redact_data(v, secrets) for v in value]
     return value
+
+
+class RedactingFormatter(logging.Formatter):
+    """A log formatter whose every line is redacted: the -v log and --log-file are written where the user
+    keeps them, and an exception or a library's message may carry what an MCP entry's ${NAME} expanded to."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))

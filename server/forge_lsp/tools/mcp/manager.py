@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from forge_lsp.mcp_config import ServerSpec
-from forge_lsp.redact import add_secrets
+from forge_lsp.redact import add_secrets, redact
 from forge_lsp.tools.base import NobodyToAsk, ToolContext, ToolDefinition, ToolFailure, ToolOutput
 from forge_lsp.tools.mcp import names
 from forge_lsp.tools.mcp.content import result_text
@@ -181,7 +181,7 @@ class McpManager:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a protocol error, a dead server
-            reason = one_line(exc)
+            reason = redact(one_line(exc))  # an HTTP error names the url, which a ${NAME} may have filled in
             if server.session is not None and _connection_lost(exc):
                 server.mark_dead(f"it exited or closed the connection during a call ({reason})")
             raise ToolFailure(f"MCP server {server_name}: {tool} failed: {reason}") from None

@@ -22,6 +22,7 @@ from typing import Any
 from forge_lsp import __version__
 from forge_lsp.mcp_config import ServerSpec
 from forge_lsp.patterns import guard_jsonschema
+from forge_lsp.redact import add_secrets, redact
 from forge_lsp.tools.mcp.guard import guarded
 
 log = logging.getLogger(__name__)
@@ -85,6 +86,7 @@ class McpServer:
     """One configured server: its state, its tools, and calls to them."""
 
     def __init__(self, spec: ServerSpec, root: Path) -> None:
+        add_secrets(spec.secrets)  # what its ${NAME}s expanded to: redacted from its reasons, and everywhere
         self.spec = spec
         self.root = root
         self.state = DISABLED if spec.disabled else STOPPED
@@ -140,6 +142,9 @@ class McpServer:
         extra = self._stderr.last() if self._stderr and self.state == STARTING else ""
         if extra and extra not in reason:
             reason = f"{reason} (it said: {extra})"
+        # Redacted here, once, for every place the reason goes (forge.status, the log, a chat, a diagnostic): a
+        # reason names the url or the command line, which the entry's ${NAME}s may have filled in.
+        reason = redact(reason)
         log.info("MCP server %s failed: %s", self.name, reason)
         self.state, self.reason = FAILED, reason
         self.session = None
