@@ -208,7 +208,7 @@ class WorkspaceRuntime:
         )
         """Told once per failure of an MCP server (the server shows it and puts it on the entry)."""
         self.mcp_sources: McpSources = self._mcp_sources()
-        self.mcp = McpManager({}, self.root, startup_timeout=self.config.mcp.startup_timeout_secs)
+        self.mcp = McpManager({}, self.root, startup_timeout=self.config.mcp.startup_timeout_secs, trusted=lambda: self.trusted)
         """The MCP servers of the user's mcp.json, the editor's settings and a trusted workspace's .mcp.json."""
         self.mcp.on_failure = lambda spec, reason: self.on_mcp_failure(spec, reason)
         self.mcp.update(self.mcp_sources.servers)
@@ -410,7 +410,8 @@ class WorkspaceRuntime:
         sources = acp_servers(servers)
         for problem in sources.problems:
             log.warning("session MCP server: %s", problem)
-        return McpManager(sources.servers, self.root, startup_timeout=self.config.mcp.startup_timeout_secs)
+        timeout = self.config.mcp.startup_timeout_secs
+        return McpManager(sources.servers, self.root, startup_timeout=timeout, trusted=lambda: self.trusted)
 
     def mcp_status(self) -> list[dict[str, Any]]:
         """forge.status mcp: [{name, state, tools: N, reason?, source}], the untrusted workspace's servers too."""

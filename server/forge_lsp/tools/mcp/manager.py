@@ -39,9 +39,18 @@ def _schema(tool: Any) -> dict[str, Any]:
 class McpManager:
     """The MCP servers of one runtime or session, by name."""
 
-    def __init__(self, specs: Mapping[str, ServerSpec], root: Path, *, startup_timeout: float = DEFAULT_STARTUP_SECS) -> None:
+    def __init__(
+        self,
+        specs: Mapping[str, ServerSpec],
+        root: Path,
+        *,
+        startup_timeout: float = DEFAULT_STARTUP_SECS,
+        trusted: Callable[[], bool] = lambda: False,
+    ) -> None:
         self.root = root
         self.startup_timeout = startup_timeout
+        self.trusted = trusted
+        """Whether the workspace is trusted now: a stdio server starts in it only then (see server.working_folder)."""
         self.servers: dict[str, McpServer] = {}
         self.on_failure: Callable[[ServerSpec, str], None] = lambda spec, reason: None
         """Told once per failure: the server's entry, and why (the editor shows it)."""
@@ -256,7 +265,7 @@ class McpManager:
         await asyncio.gather(*(s.stop() for s in servers), return_exceptions=True)
 
     def _fresh(self, spec: ServerSpec) -> McpServer:
-        server = McpServer(spec, self.root)
+        server = McpServer(spec, self.root, self.trusted)
         server.on_change = self._changed
         return server
 
