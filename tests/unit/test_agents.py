@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -275,7 +276,7 @@ def test_an_agents_reasoning_reaches_litellm_as_its_arguments() -> None:
     assert found == [(3, "reasoning: effort must be one of low, medium, high, got 'extreme'; this agent is not loaded")]
 
 
-async def test_write_under_holds_for_every_tool_that_changes_files(workspace: Path) -> None:
+async def test_write_under_holds_for_every_tool_that_changes_files(workspace: Path, record_reliability: Any) -> None:
     # remove and undo take `path`, not `file_path`: the limit read file_path only, and knew write, patch and
     # multi_patch by name. Each tool now declares its path argument and whether it changes files.
     from dataclasses import replace as with_
@@ -303,6 +304,11 @@ async def test_write_under_holds_for_every_tool_that_changes_files(workspace: Pa
         "s1": "agent muse writes only under plans/: shell may change any file, so it is refused",
     }
     assert summary.failures == 3
+    record_reliability(
+        "attack: an agent kept to plans/ removing or undoing a file outside it",
+        "remove and undo (argument `path`, not `file_path`) and the shell, by an agent with write_under plans/",
+        "each refused by the agent's limit (every tool's path argument comes from its own definition)",
+    )
 
 
 def test_every_tool_declares_the_argument_that_names_its_file() -> None:
