@@ -54,7 +54,16 @@ def compile_pattern(pattern: str) -> Any:
 
 def search(pattern: str, text: str) -> bool:
     """Whether pattern matches somewhere in text; UnsafePattern when it cannot be matched in linear time."""
-    return compile_pattern(pattern).search(text) is not None
+    return found(compile_pattern(pattern), text) is not None
+
+
+def found(regex: Any, text: str) -> Any:
+    """regex.search(text), for a compiled RE2 regex; a lone surrogate in text (JSON's "\\ud800", which RE2's
+    UTF-8 cannot hold) is matched as "?" instead of failing the caller."""
+    try:
+        return regex.search(text)
+    except UnicodeEncodeError:
+        return regex.search(text.encode("utf-8", "replace").decode("utf-8"))
 
 
 _told: set[str] = set()
@@ -68,7 +77,7 @@ class _Re2ForJsonSchema:
 
     def search(self, pattern: Any, string: str, flags: int = 0) -> Any:
         try:
-            return compile_pattern(pattern).search(string)
+            return found(compile_pattern(pattern), string)
         except UnsafePattern as exc:
             key = str(pattern)[:200]
             if key not in _told:

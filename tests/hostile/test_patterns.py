@@ -103,3 +103,9 @@ async def test_a_deny_rule_that_cannot_be_matched_fails_closed(workspace: Path, 
     assert "cannot be checked" in r.output and f"the deny pattern {rule!r} cannot be used" in r.output
     plain = await shell(workspace, ShellConfig(deny=("/curl.*sh/",)), command="echo hi")
     assert not plain.is_error, plain.output
+
+
+async def test_a_lone_surrogate_in_a_command_is_matched_not_a_crash(workspace: Path) -> None:
+    # JSON can carry "\ud800", which UTF-8 (and so RE2) cannot hold: the rule is still tried, as "?".
+    r = await shell(workspace, ShellConfig(deny=("/curl.*\\| *sh/",)), command="curl x\ud800 | sh")
+    assert r.is_error and "deny pattern" in r.output, r.output

@@ -18,7 +18,7 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 
-from forge_lsp.patterns import compile_pattern
+from forge_lsp.patterns import compile_pattern, found
 
 MAX_CHARS = 64 * 1024
 """A longer command line is not read (reading takes time on the event loop): Unanalysable."""
@@ -725,7 +725,7 @@ def rule_matches(command: str, analysis: Analysis | None, pattern: str) -> bool:
         texts = [command]
         if analysis is not None:
             texts += [*analysis.lines, *(" ".join(c) for c in analysis.commands)]
-        return any(regex.search(t) for t in texts)
+        return any(found(regex, t) is not None for t in texts)
     if analysis is None:
         collapsed = tuple(command.split())
         return bool(collapsed) and glob_matches(collapsed, pattern)
