@@ -497,6 +497,11 @@ NOTES = [
     "-I -S` of ~20 ms idle). A tool call through the tool layer adds the argument check against the server's "
     "schema (jsonschema), the result as text and the clip; it is measured on the same connection as the SDK's "
     "own call.",
+    "- Redaction rows (issue 34 item 7): first written by `python bench/redact_bench.py --write` on 2026-12-06 at load "
+    "average 8.8 (the shared 2 cores busy). Every text the server sends or keeps passes through the redactor; before "
+    'this, its NAME=value pattern retried every suffix of a name that never reached "=", and `redact("x=1\\n" + '
+    '"_KEY"*250)` alone took ~88 s. Below about 0.5 MB a text fits the CPU caches and costs half as much a character, '
+    "so the linearity row compares 4 MB with 1 MB.",
     "",
 ]
 
