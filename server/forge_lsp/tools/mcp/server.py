@@ -203,9 +203,6 @@ class McpServer:
         try:
             import anyio
 
-            # The SDK checks a tool's structured output against the server's outputSchema with jsonschema, on the
-            # event loop: the server's patterns are matched with RE2 there too.
-            guard_jsonschema()
             async with AsyncExitStack() as stack:
                 # Entering the transport and the session only starts them (a process, tasks); the waiting is in
                 # initialize and the listing, which the timeout bounds (a cancel scope around the entering would
@@ -397,6 +394,9 @@ class McpServer:
         session = self.session
         if session is None or self.state != READY:
             raise ServerGone(self.reason or f"the MCP server {self.name} is {self.state}")
+        # The SDK checks a tool's structured output against the server's outputSchema with jsonschema, on the
+        # event loop: the server's patterns are matched with RE2 there too (imported at the first call, not at start).
+        guard_jsonschema()
         return await session.call_tool(tool, arguments)
 
     def mark_dead(self, reason: str) -> None:
