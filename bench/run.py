@@ -25,6 +25,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import mcp_bench  # noqa: E402  (bench/, this script's folder, is on sys.path)
+import redact_bench  # noqa: E402
 
 from support.openai_server import OpenAIStub  # noqa: E402
 from support.rawlsp import RawClient, rss_mb  # noqa: E402
@@ -496,6 +497,11 @@ NOTES = [
     "-I -S` of ~20 ms idle). A tool call through the tool layer adds the argument check against the server's "
     "schema (jsonschema), the result as text and the clip; it is measured on the same connection as the SDK's "
     "own call.",
+    "- Redaction rows (issue 34 item 7): first written by `python bench/redact_bench.py --write` on 2026-12-06 at load "
+    "average 8.8 (the shared 2 cores busy). Every text the server sends or keeps passes through the redactor; before "
+    'this, its NAME=value pattern retried every suffix of a name that never reached "=", and `redact("x=1\\n" + '
+    '"_KEY"*250)` alone took ~88 s. Below about 0.5 MB a text fits the CPU caches and costs half as much a character, '
+    "so the linearity row compares 4 MB with 1 MB.",
     "",
 ]
 
@@ -539,6 +545,7 @@ def main() -> None:
     compaction_time(1000 if q else 5000)
     search(2000 if q else 100_000)
     mcp_bench.run(report, q)
+    redact_bench.run(report, q)
     if not q or args.write:
         write_markdown(ROOT / "BENCHMARKS.md", q, (load_start, os.getloadavg()[0]))
 

@@ -32,16 +32,24 @@ def user_agents_dir(user_config: Path) -> Path:
     return user_config.parent / "agents"
 
 
+def _kind(value: Any) -> str:
+    """What a value is, for an error: its type, never the value itself (a workspace's front matter can make a
+    value whose repr is gigabytes: nested YAML aliases)."""
+    return {bool: "true/false", int: "a whole number", float: "a number", str: "text", list: "a list", dict: "fields"}.get(
+        type(value), type(value).__name__
+    )
+
+
 def _text(value: Any) -> str:
     if not isinstance(value, str):
-        raise ValueError(f"expected text, got {type(value).__name__}")
+        raise ValueError(f"expected text, got {_kind(value)}")
     return value
 
 
 def _int(low: int) -> Callable[[Any], int]:
     def check_int(value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"expected a whole number, got {value!r}")
+            raise ValueError(f"expected a whole number, got {_kind(value)}")
         if value < low:
             raise ValueError(f"must be at least {low}, got {value}")
         return value
@@ -51,7 +59,7 @@ def _int(low: int) -> Callable[[Any], int]:
 
 def _temperature(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"expected a number, got {value!r}")
+        raise ValueError(f"expected a number, got {_kind(value)}")
     if not 0.0 <= value <= 2.0:
         raise ValueError(f"must be between 0 and 2, got {value}")
     return float(value)
@@ -70,11 +78,11 @@ def _reasoning(value: Any) -> dict[str, Any]:
     for key, item in value.items():
         kind = known.get(key)
         if kind is None:
-            raise ValueError(f"unknown field {key!r}; known: {', '.join(known)}")
+            raise ValueError(f"unknown field {str(key)[:64]!r}; known: {', '.join(known)}")
         if not isinstance(item, kind) or (kind is int and isinstance(item, bool)):
-            raise ValueError(f"{key}: expected {kind.__name__}, got {item!r}")
+            raise ValueError(f"{key}: expected {kind.__name__}, got {_kind(item)}")
     if value.get("effort") is not None and value["effort"] not in REASONING_EFFORTS:
-        raise ValueError(f"effort must be one of {', '.join(REASONING_EFFORTS)}, got {value['effort']!r}")
+        raise ValueError(f"effort must be one of {', '.join(REASONING_EFFORTS)}, got {value['effort'][:64]!r}")
     return dict(value)
 
 
@@ -121,7 +129,7 @@ def parse_agent(text: str, path: Path, source: str, known: Iterable[str] = ()) -
     agent_id = values.get("id", path.stem)
     if not AGENT_ID.fullmatch(agent_id):
         line = doc.line("id") if "id" in values else 1
-        problems.append(problem(f"id {agent_id!r}: letters, digits, '-', '_' and '.' only; this agent is not loaded", line))
+        problems.append(problem(f"id {agent_id[:64]!r}: letters, digits, '-', '_' and '.' only; this agent is not loaded", line))
         bad = True
     prompt = doc.body.strip("\n") or None
     if prompt is not None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from forge_lsp.config import UNTRUSTED, ConfigProblem
+from forge_lsp.redact import redact
 from forge_lsp.textfile import Unusable, read_text
 
 WORKSPACE_MCP_FILE = ".mcp.json"
@@ -154,7 +155,8 @@ def parse_entry(name: str, entry: Any, source: str, env: Mapping[str, str] | Non
     url = _expand(url, env, secrets, missing)
     headers = {k: _expand(v, env, secrets, missing) for k, v in _table(entry.get("headers", {}), "headers").items()}
     if not missing and not re.match(r"^https?://", url):
-        raise ValueError(f"url must start with http:// or https://, got {url[:80]!r}")
+        shown = redact(url, sorted(secrets, key=len, reverse=True))  # the url as expanded: ${NAME}s hidden again
+        raise ValueError(f"url must start with http:// or https://, got {shown[:80]!r}")
     transport = _TYPE_ALIASES[kind] if kind is not None else ("sse" if url.rstrip("/").endswith("/sse") else "http")
     if transport == "stdio":
         raise ValueError("type stdio needs a command, not a url")

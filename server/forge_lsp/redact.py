@@ -7,15 +7,19 @@ And text that has the shape of a credential whatever its origin: OpenAI
 (sk-..., sk-proj-...), Anthropic (sk-ant-...), GitHub (ghp_, gho_, ghu_,
 ghs_, ghr_, github_pat_) and AWS (AKIA..., ASIA...) keys, the password in
 scheme://user:password@host, and the value of NAME=value where NAME is a
-credential name (an echoed .env file, `env` output).
+credential name (an echoed .env file, `env` output, an unsaved .env buffer).
+One list of names, SECRET_NAMES, says what a credential name is for both.
 
 Every pattern starts with a literal or is gated by a substring test, so that
-text with nothing to redact (nearly all of it) costs one scan per pattern.
+text with nothing to redact (nearly all of it) costs one scan per pattern, and
+none goes back over what it scanned: redaction is linear in the text (a text
+made to be slow, like "_KEY" repeated, costs what its length does;
+bench/redact_bench.py measures it).
 """
 
 from __future__ import annotations
 
-import fnmatch
+import logging
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -69,13 +73,38 @@ _SHAPES = (
     # AWS access key ids (long-term AKIA, temporary ASIA).
     (re.compile(r"A(?:KIA|SIA)[A-Z0-9]{16}(?![A-Za-z0-9])"), ""),
 )
-# NAME=value with a credential NAME, as in .env files and `env` output (upper-case names only:
-# code's `token = get_token()` is not a secret). Run only when a keyword and "=" are in the text.
+# NAME=value, as in .env files and `env` output (upper-case names only: code's `token = get_token()` is not
+# a secret); the name is then tested against SECRET_NAMES. The look-behind makes every run of name
+# characters tried once, from its start (a name that ends in no "=" costs its length, not its square); it
+# comes after the first letter, so the engine skips to the next capital instead of testing every position.
+# A quoted value is taken to its closing quote (a password with a space in it), a bare one to a space.
 _ASSIGNMENT = re.compile(
-    r"([A-Z][A-Z0-9_]*(?:_KEY|_KEY_[A-Z0-9_]*|APIKEY|TOKEN|SECRET|PASSWORD|PASSWD)[A-Z0-9_]*)"
-    rf"""(=["']?)([^\s"'$][^\s"']{{{MIN_SECRET_LEN - 1},}})"""
+    r"([A-Z](?<![A-Za-z0-9_][A-Z])[A-Z0-9_]*)="
+    rf"""(?:"([^"\n$][^"\n]{{{MIN_SECRET_LEN - 1},}})|'([^'\n$][^'\n]{{{MIN_SECRET_LEN - 1},}})"""
+    rf"""|([^\s"'$][^\s"']{{{MIN_SECRET_LEN - 1},}}))"""
 )
-_ASSIGNMENT_WORDS = ("KEY", "TOKEN", "SECRET", "PASSW")
+
+
+def _globs(where: str) -> tuple[str, ...]:
+    """The words of the SECRET_NAMES globs with a '*' where said: "both" ends, "end" only, "start" only, "none"."""
+    out = []
+    for glob in SECRET_NAMES:
+        core = glob.strip("*")
+        assert core and not any(c in core for c in "*?["), f"{glob}: only a '*' at either end is supported"
+        star = (glob.startswith("*"), glob.endswith("*"))
+        if star == {"both": (True, True), "start": (True, False), "end": (False, True), "none": (False, False)}[where]:
+            out.append(core)
+    return tuple(out)
+
+
+# SECRET_NAMES as plain string tests (fnmatch would build a backtracking regex for each glob, and these run on
+# every NAME=value of every text): *WORD* (one regex of literals), *WORD, WORD*, WORD.
+_CONTAINS = re.compile("|".join(re.escape(core) for core in _globs("both")))
+_ENDS = _globs("start")
+_STARTS = _globs("end")
+_EXACT = frozenset(_globs("none"))
+_NAME_PARTS = tuple(dict.fromkeys(glob.strip("*") for glob in SECRET_NAMES))
+"""What a credential name holds, one of them at least: a text without any has no NAME=value to redact."""
 
 
 def _word_start(text: str, start: int, extra: str) -> bool:
@@ -87,9 +116,12 @@ def _word_start(text: str, start: int, extra: str) -> bool:
 
 
 def is_secret_name(name: str) -> bool:
-    """Whether an environment variable's name says it holds a credential."""
-    upper = name.upper()
-    return any(fnmatch.fnmatchcase(upper, p) for p in SECRET_NAMES)
+    """Whether an environment variable's name says it holds a credential (SECRET_NAMES)."""
+    return _upper_secret(name.upper())
+
+
+def _upper_secret(upper: str) -> bool:
+    return upper.endswith(_ENDS) or upper.startswith(_STARTS) or upper in _EXACT or _CONTAINS.search(upper) is not None
 
 
 def secret_values(env: Mapping[str, str] | None = None) -> list[str]:
@@ -146,11 +178,16 @@ def redact(text: str, secrets: list[str] | None = None) -> str:
         text = pattern.sub(replace, text)
     if "://" in text:
         text = _URL_PASSWORD.sub(lambda m: f"://{m.group(1)}:{REDACTED}@", text)
-    if "=" in text and any(word in text for word in _ASSIGNMENT_WORDS):
-        text = _ASSIGNMENT.sub(
-            lambda m: m.group(1) + m.group(2) + REDACTED if _word_start(m.string, m.start(), "") else m.group(), text
-        )
+    if "=" in text and any(part in text for part in _NAME_PARTS):
+        text = _ASSIGNMENT.sub(_assignment, text)
     return text
+
+
+def _assignment(m: re.Match[str]) -> str:
+    # The value is the last group that took part, and ends the match (a closing quote is not in it).
+    if not _upper_secret(m[1]):
+        return m[0]
+    return m.string[m.start() : m.start(m.lastindex or 4)] + REDACTED
 
 
 def redact_data(value: Any, secrets: list[str] | None = None) -> Any:
@@ -162,3 +199,11 @@ def redact_data(value: Any, secrets: list[str] | None = None) -> Any:
     if isinstance(value, list | tuple):
         return [redact_data(v, secrets) for v in value]
     return value
+
+
+class RedactingFormatter(logging.Formatter):
+    """A log formatter whose every line is redacted: the -v log and --log-file are written where the user
+    keeps them, and an exception or a library's message may carry what an MCP entry's ${NAME} expanded to."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))

@@ -3,6 +3,7 @@ forge/event, diagnostics, the forge.run result, the CLI's output (issue 9 item 5
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -122,3 +123,27 @@ async def test_a_secret_in_a_command_line_reaches_no_progress_report_or_question
     progress = repr(client.progress_reports)
     assert "shell: curl" in progress and "use my token [REDACTED]" in progress
     assert_clean("$/progress", progress)
+
+
+@pytest.mark.timeout(90)
+async def test_a_file_made_to_slow_the_redactor_does_not_stall_the_server(
+    client: LanguageClient, ws: Path, record_reliability: Record
+) -> None:
+    # Every text passes through the redactor; a file of names that never reach "=" made it quadratic: six lines
+    # of "_KEY" x 250, read by the agent, held forge.status unanswered for 20 s (88 s for one such line alone).
+    (ws / "keys.txt").write_text(("x=1\n" + "_KEY" * 250 + "\n") * 6)
+    write_script(ws, {"tool_calls": [{"name": "read", "arguments": {"file_path": "keys.txt"}}]}, {"text": "read it"})
+    run = asyncio.ensure_future(
+        client.workspace_execute_command_async(t.ExecuteCommandParams(command="forge.run", arguments=[{"prompt": "read"}]))
+    )
+    result = await asyncio.wait_for(run, 45)
+    assert result["status"] == "completed", result
+    status = await asyncio.wait_for(
+        client.workspace_execute_command_async(t.ExecuteCommandParams(command="forge.status", arguments=[{}])), 5
+    )
+    assert status["running"] is False
+    record_reliability(
+        "attack: a workspace file made to slow the redactor",
+        'six lines of "_KEY" x 250 read by the agent (every tool output, event and log line is redacted)',
+        "the turn and forge.status answer at once: redaction is linear in its input",
+    )

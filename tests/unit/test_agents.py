@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -273,3 +274,48 @@ def test_an_agents_reasoning_reaches_litellm_as_its_arguments() -> None:
     assert reasoning_kwargs({"enabled": False, "effort": "high"}) == {}
     found = problems_of("---\nid: x\nreasoning:\n  effort: extreme\n---\n")
     assert found == [(3, "reasoning: effort must be one of low, medium, high, got 'extreme'; this agent is not loaded")]
+
+
+async def test_write_under_holds_for_every_tool_that_changes_files(workspace: Path, record_reliability: Any) -> None:
+    # remove and undo take `path`, not `file_path`: the limit read file_path only, and knew write, patch and
+    # multi_patch by name. Each tool now declares its path argument and whether it changes files.
+    from dataclasses import replace as with_
+
+    planner = with_(MUSE, tools=None)  # every tool, still kept to plans/
+    (workspace / "src").mkdir()
+    (workspace / "plans").mkdir()
+    (workspace / "src" / "a.py").write_text("keep\n")
+    (workspace / "plans" / "old.md").write_text("old\n")
+    batch = tools(
+        call("remove", "r1", path="src/a.py"),
+        call("undo", "u1", path="src/a.py"),
+        call("shell", "s1", command="rm src/a.py"),
+        call("remove", "r2", path="plans/old.md"),
+        call("read", "d1", file_path="src/a.py"),
+    )
+    h = Harness(workspace, FakeModel([batch, answer("ok")]), agent=planner)
+    summary = await h.run()
+    assert (workspace / "src" / "a.py").read_text() == "keep\n"
+    assert not (workspace / "plans" / "old.md").exists()  # under plans/: allowed
+    causes = {e.call_id: e.error for e in h.events if isinstance(e, Retry)}
+    assert causes == {
+        "r1": "agent muse writes only under plans/: src/a.py is refused",
+        "u1": "agent muse writes only under plans/: src/a.py is refused",
+        "s1": "agent muse writes only under plans/: shell may change any file, so it is refused",
+    }
+    assert summary.failures == 3
+    record_reliability(
+        "attack: an agent kept to plans/ removing or undoing a file outside it",
+        "remove and undo (argument `path`, not `file_path`) and the shell, by an agent with write_under plans/",
+        "each refused by the agent's limit (every tool's path argument comes from its own definition)",
+    )
+
+
+def test_every_tool_declares_the_argument_that_names_its_file() -> None:
+    from forge_lsp.tools.registry import ALL_TOOLS
+
+    for tool in ALL_TOOLS:
+        names = set(tool.parameters["properties"])
+        assert tool.path_arg == next(iter(names & {"file_path", "path"}), None), tool.name
+    changing = {t.name for t in ALL_TOOLS if t.changes_files}
+    assert changing == {"write", "patch", "multi_patch", "remove", "undo", "shell"}

@@ -162,3 +162,49 @@ def test_a_running_command_line_is_stored_redacted_and_still_recognised(workspac
     finally:
         proc.kill()
         proc.wait()
+
+
+ENV_NAMES = ["DB_PASS", "MYSQL_PWD", "GH_PAT", "SMTP_CREDS", "NPM_AUTH", "SENTRY_DSN", "SESSION_COOKIE", "JWT_PRIVATE",
+             "GOOGLE_CREDENTIALS", "API_KEY", "STRIPE_SECRET_KEY", "AUTH_TOKEN"]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ENV_NAMES)
+def test_every_credential_name_is_redacted_in_a_name_value_line(name: str) -> None:
+    # One list (SECRET_NAMES) says what a credential name is, for the environment and for NAME=value alike.
+    assert is_secret_name(name)
+    value = "v4lue-" + name.lower().replace("_", "-")
+    for line, kept in [
+        (f"{name}={value}", f"{name}=[REDACTED]"),
+        (f"export {name}={value}\n", f"export {name}=[REDACTED]\n"),
+        (f'+{name}="{value} with spaces"', f'+{name}="[REDACTED]"'),  # a line of a diff; a quoted value whole
+        (f"{name}='{value}'", f"{name}='[REDACTED]'"),
+    ]:
+        assert redact(line, []) == kept, line
+
+
+def test_name_value_lines_that_are_not_credentials_are_left_alone() -> None:
+    text = "PATH=/usr/local/bin:/usr/bin\nPASSAGE=the-whole-story\nKEYBOARD=us-intl\nGIT_AUTHOR_NAME=alice-smith\n"
+    assert redact(text, []) == text
+    assert redact("xDB_PASS=abcdefgh DB_PASS=$OTHER_VAR", []) == "xDB_PASS=abcdefgh DB_PASS=$OTHER_VAR"
+
+
+ADVERSARIAL = {
+    # The issue's own: a name that never reaches "=" made the engine retry every suffix of it.
+    "the issue's _KEY line": "x=1\n" + "_KEY" * 250,
+    "_KEY lines": ("x=1\n" + "_KEY" * 250 + "\n") * 100,
+    "one long name": "=" + "A" * 100_000 + "_KEY",
+    "names without values": "A_KEY= " * 15_000,
+    "unclosed quotes": ('DB_PASS="' + "b" * 50 + "\n") * 2_000,
+    "key prefixes": "sk-" * 30_000 + "ghp_" * 20_000 + "github_pat_" * 5_000 + "AKIA" * 20_000,
+    "URL fragments": "://a:" * 20_000 + "://" + "b" * 100_000,
+}
+
+
+@pytest.mark.parametrize("name", list(ADVERSARIAL))
+def test_redaction_of_text_made_to_be_slow_ends_at_once(name: str) -> None:
+    # Linear: ~100 KB in milliseconds (bench/redact_bench.py measures 1 MB); the quadratic matcher took ~88 s on
+    # the issue's 1 KB line. A generous bound, for a shared machine: this fails on a quadratic matcher, not on load.
+    text = ADVERSARIAL[name]
+    started = time.perf_counter()
+    redact(text, [])
+    assert time.perf_counter() - started < 2.0

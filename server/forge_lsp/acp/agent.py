@@ -65,6 +65,7 @@ from forge_lsp.acp.conversions import (
 )
 from forge_lsp.acp.files import ConfigFiles
 from forge_lsp.acp.mcp import SessionServers
+from forge_lsp.acp.review import EditReview
 from forge_lsp.acp.transport import serve_stdio
 from forge_lsp.core.errors import BadPrompt, EmptyPrompt, NoModel, TurnInProgress, UnknownAgent, check_prompt
 from forge_lsp.core.session import Session
@@ -138,6 +139,7 @@ class ClientFiles(DiskFiles):
         return content
 
     async def write_text(self, path: Path, content: str, tool: str | None = None) -> None:
+        await self.agent.sessions[self.session_id].review.check(path, content, tool, self.read_text)
         if self.can_write and self.agent.conn is not None:
             try:
                 await self.agent.conn.write_text_file(session_id=self.session_id, path=str(path), content=content)
@@ -156,6 +158,7 @@ class ClientFiles(DiskFiles):
         return str(path)
 
     async def delete(self, path: Path, tool: str | None = None) -> None:
+        await self.agent.sessions[self.session_id].review.check(path, None, tool, self.read_text)
         self.written.discard(path)
         await super().delete(path)
 
@@ -199,6 +202,8 @@ class AcpSession:
         """A prompt of this session is running its turn."""
         self.mcp: SessionServers | None = None
         """The MCP servers the client gave this session (session/new, session/load): its turns' alone."""
+        self.review = EditReview(self, lambda: runtime.config.edit_review, lambda: runtime.config.max_file_size_bytes)
+        """edit_review = "confirm": each write and removal asked about first (acp/review.py)."""
 
 
 class ForgeAgent:
@@ -248,6 +253,7 @@ class ForgeAgent:
         """A core session becomes this client's: its files through the client's fs/*, its questions as
         session/request_permission."""
         session = AcpSession(core, runtime)
+        session.review.agent = self
         core.files = ClientFiles(self, session.id, self.client_caps, lambda: runtime.config.max_file_size_bytes)
         core.ask = lambda tool, question, call_id: self.ask(session, tool, question, call_id)
         self.sessions[session.id] = session
@@ -433,12 +439,17 @@ class ForgeAgent:
         if told := await self.start_mcp(session):
             await self.update(session_id, update_agent_message_text(told))
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
+
+        def emit(event: Event) -> None:
+            session.review.emitted(event)  # which call runs, as it starts (the pump sends it later)
+            queue.put_nowait(event)
+
         pump = asyncio.ensure_future(self.pump(session, queue))
         refusal: TurnInProgress | NoModel | None = None
         session.prompting = True
         try:
             summary: TurnSummary = await runtime.run(
-                expansion.prompt, queue.put_nowait, expansion.model, session=session.core, agent=expansion.agent
+                expansion.prompt, emit, expansion.model, session=session.core, agent=expansion.agent
             )
         except (TurnInProgress, NoModel) as exc:
             refusal = exc

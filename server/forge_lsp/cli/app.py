@@ -36,8 +36,11 @@ def say(out: TextIO, text: str) -> None:
 
 def _setup_logging(verbose: int, log_file: str | None) -> None:
     level = logging.WARNING - 10 * min(verbose, 2)
+    from forge_lsp.redact import RedactingFormatter
+
     handler: logging.Handler = logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
-    logging.basicConfig(level=level, handlers=[handler], format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    handler.setFormatter(RedactingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

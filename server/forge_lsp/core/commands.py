@@ -254,7 +254,7 @@ def _load_file(
             _problem(
                 source,
                 path,
-                f"command not loaded: {name!r} is not a command name (letters, digits, - and _, at most 64)",
+                f"command not loaded: {name[:64]!r} is not a command name (letters, digits, - and _, at most 64)",
                 line,
                 "name" if "name" in fields else "",
             )
@@ -263,7 +263,7 @@ def _load_file(
     agent = fields.get("agent")
     if agent is not None and agents is not None and agent not in agents:
         known = ", ".join(agents)
-        message = f"command not loaded: there is no agent {agent!r} (the agents are {known})"
+        message = f"command not loaded: there is no agent {agent[:64]!r} (the agents are {known})"
         problems.append(_problem(source, path, message, front.lines.get("agent", 1), "agent"))
         return None
     body = front.body.strip("\n")

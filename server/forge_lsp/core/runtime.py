@@ -28,7 +28,7 @@ from forge_lsp.core.session import Ask, Session, deny_all
 from forge_lsp.core.transcript import TranscriptWriter, append_note
 from forge_lsp.core.turn_undo import TurnChanges, UndoRefused, UnknownTurn, describe, undo_turn
 from forge_lsp.core.wording import GENERIC
-from forge_lsp.domain.agents import DEFAULT_AGENT, WRITE_TOOLS, Agent, not_available
+from forge_lsp.domain.agents import DEFAULT_AGENT, Agent, not_available
 from forge_lsp.domain.config import WORKSPACE_FILE, ForgeConfig
 from forge_lsp.domain.events import Event, TurnFinished, TurnSummary
 from forge_lsp.domain.messages import ChatMessage, ToolCall, ToolResult, Usage
@@ -122,14 +122,19 @@ class BoundTools:
             return None  # an unknown tool: the registry says so
         if not agent.allows(call.name):
             return not_available(call.name, agent.id)
-        raw = (call.arguments or {}).get("file_path")
-        if agent.write_under and call.name in WRITE_TOOLS and isinstance(raw, str):
-            try:
-                rel = self.ctx.workspace.relative(self.ctx.workspace.resolve(raw))
-            except PathOutsideWorkspace:
-                return None  # the tool refuses it itself
-            return agent.write_refused(call.name, rel)
-        return None
+        tool = self.registry.tools[call.name]
+        if not agent.write_under or not tool.changes_files:
+            return None
+        if tool.path_arg is None:  # the shell, an MCP tool: what it changes is not known before it runs
+            return agent.write_refused(call.name, None)
+        raw = tool.target(call.arguments)
+        if raw is None:
+            return None  # no path given: the tool refuses its arguments itself
+        try:
+            rel = self.ctx.workspace.relative(self.ctx.workspace.resolve(raw))
+        except PathOutsideWorkspace:
+            return None  # the tool refuses it itself
+        return agent.write_refused(call.name, rel)
 
     async def call(self, call: ToolCall) -> tuple[ToolResult, bool]:
         refused = self.refusal(call)
@@ -203,7 +208,7 @@ class WorkspaceRuntime:
         )
         """Told once per failure of an MCP server (the server shows it and puts it on the entry)."""
         self.mcp_sources: McpSources = self._mcp_sources()
-        self.mcp = McpManager({}, self.root, startup_timeout=self.config.mcp.startup_timeout_secs)
+        self.mcp = McpManager({}, self.root, startup_timeout=self.config.mcp.startup_timeout_secs, trusted=lambda: self.trusted)
         """The MCP servers of the user's mcp.json, the editor's settings and a trusted workspace's .mcp.json."""
         self.mcp.on_failure = lambda spec, reason: self.on_mcp_failure(spec, reason)
         self.mcp.update(self.mcp_sources.servers)
@@ -405,7 +410,8 @@ class WorkspaceRuntime:
         sources = acp_servers(servers)
         for problem in sources.problems:
             log.warning("session MCP server: %s", problem)
-        return McpManager(sources.servers, self.root, startup_timeout=self.config.mcp.startup_timeout_secs)
+        timeout = self.config.mcp.startup_timeout_secs
+        return McpManager(sources.servers, self.root, startup_timeout=timeout, trusted=lambda: self.trusted)
 
     def mcp_status(self) -> list[dict[str, Any]]:
         """forge.status mcp: [{name, state, tools: N, reason?, source}], the untrusted workspace's servers too."""

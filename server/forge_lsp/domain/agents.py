@@ -17,9 +17,6 @@ BUILTIN, USER, WORKSPACE = "builtin", "user", "workspace"
 SOURCE_RANK = {BUILTIN: 0, USER: 1, WORKSPACE: 2}
 """Precedence by id: a workspace agent replaces a user one, which replaces a built-in one."""
 
-WRITE_TOOLS = frozenset({"write", "patch", "multi_patch"})
-"""The tools that change a file at their file_path (an agent with write_under may use them only there)."""
-
 
 @dataclass(frozen=True)
 class Agent:
@@ -38,7 +35,8 @@ class Agent:
     temperature: float | None = None
     reasoning: dict[str, Any] | None = None
     write_under: tuple[str, ...] = ()
-    """Folders (relative to the workspace, ending in '/') the write tools are kept to; empty: anywhere."""
+    """Folders (relative to the workspace, ending in '/') the tools that change files are kept to (each tool
+    declares its path argument and whether it changes files: ToolDefinition); empty: anywhere."""
     source: str = BUILTIN
     path: str | None = None
     """The definition's file (None for a built-in)."""
@@ -53,13 +51,17 @@ class Agent:
         """The names the agent may use, in their order."""
         return [name for name in names if self.allows(name)]
 
-    def write_refused(self, tool: str, rel: str) -> str | None:
-        """Why the agent may not write rel (the resolved path, relative to the workspace) with tool, or None."""
-        if not self.write_under or tool not in WRITE_TOOLS:
+    def write_refused(self, tool: str, rel: str | None) -> str | None:
+        """Why the agent may not change rel (the resolved path, relative to the workspace) with tool, a tool that
+        changes files, or None; rel None: the tool may change any file (the shell, an MCP tool)."""
+        if not self.write_under:
             return None
+        folders = ", ".join(self.write_under)
+        if rel is None:
+            return f"agent {self.id} writes only under {folders}: {tool} may change any file, so it is refused"
         if any(rel.startswith(folder) for folder in self.write_under):
             return None
-        return f"agent {self.id} writes only under {', '.join(self.write_under)}: {rel} is refused"
+        return f"agent {self.id} writes only under {folders}: {rel} is refused"
 
     def summary(self) -> dict[str, Any]:
         """forge.listAgents' entry: {id, title, description, source, tools} (tools null: every tool)."""

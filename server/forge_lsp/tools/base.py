@@ -283,12 +283,25 @@ Run = Callable[[Mapping[str, Any], ToolContext], Awaitable[ToolOutput]]
 
 @dataclass(frozen=True)
 class ToolDefinition:
-    """One tool: the name and JSON schema the model sees, and how it runs."""
+    """One tool: the name and JSON schema the model sees, how it runs, and what it acts on.
+
+    path_arg and changes_files are declared here, with the tool, so that every rule about a tool's file
+    (an agent's write_under) is derived from one place and no tool escapes it by naming its argument
+    differently (remove and undo take `path`, write and patch `file_path`)."""
 
     name: str
     description: str
     parameters: dict[str, Any]
     run: Run
+    path_arg: str | None = None
+    """The argument that names the one workspace file (or folder) a call acts on; None: no such argument."""
+    changes_files: bool = False
+    """Whether a call may change the workspace's files (its path_arg's file; or any file, with no path_arg)."""
+
+    def target(self, arguments: Mapping[str, Any] | None) -> str | None:
+        """The path a call's arguments give in path_arg, when that is a string."""
+        value = (arguments or {}).get(self.path_arg) if self.path_arg else None
+        return value if isinstance(value, str) else None
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI tool schema."""

@@ -18,6 +18,8 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 
+from forge_lsp.patterns import compile_pattern, found
+
 MAX_CHARS = 64 * 1024
 """A longer command line is not read (reading takes time on the event loop): Unanalysable."""
 
@@ -714,17 +716,16 @@ def rule_matches(command: str, analysis: Analysis | None, pattern: str) -> bool:
 
     A regex is tried on the raw line, each normalised line (pipelines keep
     their `|`) and each simple command; a glob on each simple command (and the
-    raw line, collapsed, when the line could not be analysed).
+    raw line, collapsed, when the line could not be analysed). A regex is RE2's (linear in the line:
+    a rule cannot stall the server on a long command); one RE2 cannot run, or that is not a valid
+    regex at all, is patterns.UnsafePattern: the caller fails closed.
     """
     if len(pattern) > 1 and pattern.startswith("/") and pattern.endswith("/"):
-        try:
-            regex = re.compile(pattern[1:-1])
-        except re.error:
-            return False
+        regex = compile_pattern(pattern[1:-1])
         texts = [command]
         if analysis is not None:
             texts += [*analysis.lines, *(" ".join(c) for c in analysis.commands)]
-        return any(regex.search(t) for t in texts)
+        return any(found(regex, t) is not None for t in texts)
     if analysis is None:
         collapsed = tuple(command.split())
         return bool(collapsed) and glob_matches(collapsed, pattern)

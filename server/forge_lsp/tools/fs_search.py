@@ -101,4 +101,5 @@ TOOL = ToolDefinition(
         ["pattern"],
     ),
     run=run,
+    path_arg="path",
 )

@@ -5,6 +5,11 @@ found breadth first within MAX_WALK_DIRS folders, and every path .gitmodules nam
 directories inside a .git folder (.git/modules/*, .git/worktrees/*). A .git that is a link, a .git
 file, or a config that is a link, is followed when it leads inside the workspace: what git reads
 is its target. The sandbox keeps all of it from being changed or replaced; the file tools refuse it.
+
+A sandboxed command may have made any of these files (a FIFO .gitmodules, a sparse .git file of
+gigabytes, a commondir linked to a device), and they are read before every file tool's write and after
+every sandboxed command: each is read only when it is a regular file inside the workspace, at most its
+first few kilobytes, and never in a way that can block (see _head).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import logging
 import os
 import re
 import shutil
+import stat
 import subprocess
 from collections import deque
 from pathlib import Path
@@ -28,6 +34,11 @@ MAX_GIT_DIRS = 200
 
 MAX_WALK_DIRS = 2000
 """Folders of the workspace searched for nested repositories (breadth first, so the shallow ones are found)."""
+
+MAX_GITMODULES_BYTES = 100_000
+"""What is read of .gitmodules (the paths it names, for repositories deeper than the walk)."""
+MAX_POINTER_BYTES = 4096
+"""What is read of a .git file ("gitdir: PATH") or a commondir file (a path)."""
 
 RUNS_KEY = re.compile(
     r"""^(core\.(fsmonitor|hookspath|sshcommand|pager|editor|askpass|gitproxy|alternaterefscommand|worktree)
@@ -46,6 +57,29 @@ _GITMODULES_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.MULTILINE)
 
 def _inside(ws: Path, path: Path) -> bool:
     return path == ws or ws in path.parents
+
+
+def _head(ws: Path, path: Path, limit: int) -> str | None:
+    """The first limit bytes of path as text, when it is (links followed) a regular file inside ws; else None.
+
+    Never blocks: the type is checked before the open (a FIFO or a device is never opened), the open is
+    non-blocking, and the type is checked again on the descriptor (a FIFO swapped in between is caught);
+    never more than limit bytes are read, whatever size the file says it has (a sparse file of gigabytes)."""
+    try:
+        real = path.resolve()
+        if not _inside(ws, real) or not stat.S_ISREG(os.stat(real).st_mode):
+            return None
+        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+    except (OSError, RuntimeError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, limit).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def dot_gits(ws: Path) -> list[Path]:
@@ -68,10 +102,7 @@ def dot_gits(ws: Path) -> list[Path]:
                 queue.append(Path(entry.path))
     if queue:
         log.info("git: only the first %d folders of %s were searched for nested repositories", MAX_WALK_DIRS, ws)
-    try:
-        listed = _GITMODULES_PATH.findall((ws / ".gitmodules").read_text(encoding="utf-8", errors="replace")[:100_000])
-    except OSError:
-        listed = []
+    listed = _GITMODULES_PATH.findall(_head(ws, ws / ".gitmodules", MAX_GITMODULES_BYTES) or "")
     for rel in listed:
         entry = ws / rel.strip("\"'") / ".git"
         if _inside(ws, entry.parent.resolve()) and os.path.lexists(entry) and entry not in found:
@@ -84,10 +115,10 @@ def _leads_to(entry: Path, ws: Path) -> Path | None:
     gitdir it names), resolved, when it is a folder inside the workspace; else None."""
     try:
         if entry.is_file() and not entry.is_symlink():
-            text = entry.read_text(encoding="utf-8", errors="replace")[:4096]
+            text = _head(ws, entry, MAX_POINTER_BYTES) or ""
             if not text.startswith("gitdir:"):
                 return None
-            target = (entry.parent / text[len("gitdir:") :].strip()).resolve()
+            target = (entry.parent / text[len("gitdir:") :].partition("\n")[0].strip()).resolve()
         else:
             target = entry.resolve()
     except (OSError, RuntimeError):
@@ -210,8 +241,9 @@ def disarm(gitdir: Path, keep_commondir: set[Path]) -> list[str]:
                 taken.append(f"hooks/{hook.name}")
     commondir = gitdir / "commondir"
     if os.path.lexists(commondir):
+        text = _head(gitdir, commondir, MAX_POINTER_BYTES) if not commondir.is_symlink() else None
         try:
-            common = (gitdir / commondir.read_text(encoding="utf-8", errors="replace").strip()).resolve()
+            common = (gitdir / text.strip()).resolve() if text and text.strip() else None
         except (OSError, RuntimeError, ValueError):
             common = None
         if common not in keep_commondir or commondir.is_symlink():

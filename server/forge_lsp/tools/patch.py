@@ -76,6 +76,8 @@ PATCH = ToolDefinition(
     description="Replace an exact string in a file. old_string must match the file exactly and be unique unless replace_all is set.",
     parameters=obj({"file_path": string("Path of the file to change."), **EDIT}, ["file_path", "old_string", "new_string"]),
     run=run_patch,
+    path_arg="file_path",
+    changes_files=True,
 )
 
 MULTI_PATCH = ToolDefinition(
@@ -89,4 +91,6 @@ MULTI_PATCH = ToolDefinition(
         ["file_path", "edits"],
     ),
     run=run_multi_patch,
+    path_arg="file_path",
+    changes_files=True,
 )

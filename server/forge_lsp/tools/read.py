@@ -70,4 +70,5 @@ TOOL = ToolDefinition(
         ["file_path"],
     ),
     run=run,
+    path_arg="file_path",
 )

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from forge_lsp.domain.messages import ToolCall, ToolResult
+from forge_lsp.patterns import UnsafePattern, guard_jsonschema, search
 from forge_lsp.tools import fetch, followup, fs_search, patch, read, remove, shell, todo, undo, write
 from forge_lsp.tools.base import ToolContext, ToolDefinition, ToolFailure, ToolOutput
 from forge_lsp.tools.workspace import PathOutsideWorkspace
@@ -42,6 +43,7 @@ def _validator(schema: Mapping[str, Any]) -> Any:
         return cached[1]
     from jsonschema.validators import validator_for  # imported on the first call: the server starts without it
 
+    guard_jsonschema()  # an MCP server's pattern (^(a+)+$) would otherwise backtrack on the event loop
     cls = validator_for(schema)
     cls.check_schema(schema)
     if len(_VALIDATORS) > 1024:  # MCP servers' schemas come and go with their tool lists
@@ -71,13 +73,18 @@ def _describe(error: Any, where: str) -> str:
     if kind == "additionalProperties" and error.validator_value is False and isinstance(value, dict):
         allowed = list(error.schema.get("properties", {}))
         patterns = error.schema.get("patternProperties", {})
-        import re
-
-        extra = [k for k in value if k not in allowed and not any(re.search(p, k) for p in patterns)]
+        extra = [k for k in value if k not in allowed and not any(_matches(p, k) for p in patterns)]
         return f"{at}: unknown field {extra[0]!r}; allowed: {', '.join(allowed) or 'none'}" if extra else f"{at}: {error.message}"
     if kind == "enum":
         return f"{at}: must be one of {', '.join(map(str, error.validator_value))}, got {value!r}"
     return f"{at}: {error.message[:300]}"
+
+
+def _matches(pattern: str, text: str) -> bool:
+    try:
+        return search(pattern, text)
+    except UnsafePattern:
+        return True  # as the validator took it: not checked
 
 
 def check_arguments(value: Any, schema: Mapping[str, Any], where: str = "arguments") -> None:

@@ -27,4 +27,6 @@ TOOL = ToolDefinition(
     description="Delete a file of the workspace. The undo tool can restore it.",
     parameters=obj({"path": string("Path of the file to delete.")}, ["path"]),
     run=run,
+    path_arg="path",
+    changes_files=True,
 )

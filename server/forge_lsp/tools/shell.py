@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from forge_lsp.domain.config import ShellConfig
+from forge_lsp.patterns import UnsafePattern
 from forge_lsp.tools import sandbox
 from forge_lsp.tools.base import NobodyToAsk, ToolContext, ToolDefinition, ToolFailure, ToolOutput, obj, string
 from forge_lsp.tools.cmdline import Analysis, Unanalysable, analyse, rule_matches
@@ -102,26 +103,39 @@ async def check_rules(command: str, settings: ShellConfig, ctx: ToolContext) -> 
         analysis = await asyncio.to_thread(analyse, command)
     except Unanalysable as exc:
         analysis, why = None, str(exc)
+    broken = ""
     for pattern in settings.deny:
-        if rule_matches(command, analysis, pattern):
+        try:
+            matched = rule_matches(command, analysis, pattern)
+        except UnsafePattern as exc:
+            # A deny rule that cannot be tried must not let everything through: ask instead (fail closed).
+            broken = broken or f"the deny pattern {pattern!r}{_set_at(ctx, 'deny', pattern)} cannot be used: {exc}"
+            continue
+        if matched:
             raise ToolFailure(
                 f"command denied by [tools.shell] deny pattern {pattern!r}{_set_at(ctx, 'deny', pattern)}: {command}"
             )
-    if analysis is None:
-        # What it runs is unknown, so no rule can be said not to match: ask (fail closed).
+    if analysis is None or broken:
+        # What it runs is unknown, or a rule cannot be tried, so no rule can be said not to match: ask (fail closed).
+        why = broken or why
+        fix = "fix the rule" if broken else "write it as plain commands"
         question = (
             f"Allow the agent to run `{command}`? It cannot be checked against your [tools.shell] deny/confirm rules ({why})."
         )
         if not await _confirmed(ctx, question, f"it cannot be checked against [tools.shell] deny/confirm rules ({why})", command):
             raise ToolFailure(
                 f"command refused: it cannot be checked against [tools.shell] deny/confirm rules ({why}) and the user "
-                f"did not allow it; write it as plain commands: {command}"
+                f"did not allow it; {fix}: {command}"
             )
         return
     for pattern in settings.confirm:
-        if rule_matches(command, analysis, pattern):
-            question = f"Allow the agent to run `{command}`? (matches confirm pattern {pattern!r})"
-            why = f"it matches [tools.shell] confirm pattern {pattern!r}{_set_at(ctx, 'confirm', pattern)}"
+        try:
+            matched, unusable = rule_matches(command, analysis, pattern), ""
+        except UnsafePattern as exc:  # a confirm rule that cannot be tried asks, as if it matched
+            matched, unusable = True, f" (which cannot be used: {exc})"
+        if matched:
+            question = f"Allow the agent to run `{command}`? (matches confirm pattern {pattern!r}{unusable})"
+            why = f"it matches [tools.shell] confirm pattern {pattern!r}{_set_at(ctx, 'confirm', pattern)}{unusable}"
             if not await _confirmed(ctx, question, why, command):
                 raise ToolFailure(f"the user denied running this command (confirm pattern {pattern!r}): {command}")
             return
@@ -236,4 +250,5 @@ TOOL = ToolDefinition(
         ["command"],
     ),
     run=run,
+    changes_files=True,
 )

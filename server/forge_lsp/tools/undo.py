@@ -31,4 +31,6 @@ TOOL = ToolDefinition(
     description="Undo the last write, patch or remove of a file made in this session.",
     parameters=obj({"path": string("Path of the file to restore.")}, ["path"]),
     run=run,
+    path_arg="path",
+    changes_files=True,
 )

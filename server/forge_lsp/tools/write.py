@@ -36,4 +36,6 @@ TOOL = ToolDefinition(
         ["file_path", "content"],
     ),
     run=run,
+    path_arg="file_path",
+    changes_files=True,
 )

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from forge_lsp.mcp_config import ServerSpec
-from forge_lsp.redact import add_secrets
+from forge_lsp.redact import add_secrets, redact
 from forge_lsp.tools.base import NobodyToAsk, ToolContext, ToolDefinition, ToolFailure, ToolOutput
 from forge_lsp.tools.mcp import names
 from forge_lsp.tools.mcp.content import result_text
@@ -39,9 +39,18 @@ def _schema(tool: Any) -> dict[str, Any]:
 class McpManager:
     """The MCP servers of one runtime or session, by name."""
 
-    def __init__(self, specs: Mapping[str, ServerSpec], root: Path, *, startup_timeout: float = DEFAULT_STARTUP_SECS) -> None:
+    def __init__(
+        self,
+        specs: Mapping[str, ServerSpec],
+        root: Path,
+        *,
+        startup_timeout: float = DEFAULT_STARTUP_SECS,
+        trusted: Callable[[], bool] = lambda: False,
+    ) -> None:
         self.root = root
         self.startup_timeout = startup_timeout
+        self.trusted = trusted
+        """Whether the workspace is trusted now: a stdio server starts in it only then (see server.working_folder)."""
         self.servers: dict[str, McpServer] = {}
         self.on_failure: Callable[[ServerSpec, str], None] = lambda spec, reason: None
         """Told once per failure: the server's entry, and why (the editor shows it)."""
@@ -154,7 +163,10 @@ class McpManager:
             for tool in server.tools:
                 name = assigned[(server.name, tool.name)]
                 description = (tool.description or tool.title or f"{tool.name} (MCP server {server.name})").strip()
-                out.append(ToolDefinition(name, description[:4000], _schema(tool), self._runner(server.name, tool.name, name)))
+                # A server's tool may change any file unless it says it only reads (MCP's readOnlyHint).
+                read_only = getattr(getattr(tool, "annotations", None), "read_only_hint", None) is True
+                run = self._runner(server.name, tool.name, name)
+                out.append(ToolDefinition(name, description[:4000], _schema(tool), run, changes_files=not read_only))
         return out
 
     def _runner(self, server_name: str, tool: str, exposed: str) -> Callable[[Mapping[str, Any], ToolContext], Any]:
@@ -178,7 +190,7 @@ class McpManager:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a protocol error, a dead server
-            reason = one_line(exc)
+            reason = redact(one_line(exc))  # an HTTP error names the url, which a ${NAME} may have filled in
             if server.session is not None and _connection_lost(exc):
                 server.mark_dead(f"it exited or closed the connection during a call ({reason})")
             raise ToolFailure(f"MCP server {server_name}: {tool} failed: {reason}") from None
@@ -253,7 +265,7 @@ class McpManager:
         await asyncio.gather(*(s.stop() for s in servers), return_exceptions=True)
 
     def _fresh(self, spec: ServerSpec) -> McpServer:
-        server = McpServer(spec, self.root)
+        server = McpServer(spec, self.root, self.trusted)
         server.on_change = self._changed
         return server
 

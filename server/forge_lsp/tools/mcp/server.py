@@ -13,14 +13,19 @@ import collections
 import logging
 import os
 import shutil
+import stat
+import tempfile
 import threading
 import time
+from collections.abc import Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 from forge_lsp import __version__
 from forge_lsp.mcp_config import ServerSpec
+from forge_lsp.patterns import guard_jsonschema
+from forge_lsp.redact import add_secrets, redact
 from forge_lsp.tools.mcp.guard import guarded
 
 log = logging.getLogger(__name__)
@@ -33,6 +38,49 @@ MAX_TOOL_PAGES = 50
 
 class ServerGone(Exception):
     """The server is not connected (it failed, crashed or was stopped): a call cannot be made."""
+
+
+class NotStartedHere(Exception):
+    """A stdio server's working folder is inside a workspace that is not trusted: it is not started (why)."""
+
+
+def working_folder(spec: ServerSpec, root: Path, trusted: bool) -> Path:
+    """Where a stdio server runs: its entry's cwd (relative to the workspace), or the workspace itself, in a
+    trusted workspace; in one that is not trusted, an empty folder of the user's outside it.
+
+    A server's working folder is where `python -m NAME` looks first for NAME (sys.path[0]), and where npx,
+    uvx and `uv run` read a project's package.json, node_modules, pyproject.toml or uv.toml: a clone holding
+    mcp_server_time/__init__.py would run its code in the user's own `python -m mcp_server_time`. So an
+    untrusted workspace is never a server's working folder; an entry that names a cwd inside it is refused
+    (NotStartedHere) rather than started somewhere its relative paths do not mean."""
+    if spec.cwd:
+        cwd = (root / spec.cwd).resolve()
+        if trusted or not (cwd == root or root in cwd.parents):
+            return cwd
+        raise NotStartedHere(
+            f"its cwd {spec.cwd!r} is inside this workspace, which is not trusted: a server started there can run the "
+            "workspace's code (python -m, npx, uvx and uv run look there first); trust the workspace, or give a cwd "
+            "outside it"
+        )
+    if trusted:
+        return root
+    return neutral_folder(root)
+
+
+def neutral_folder(root: Path) -> Path:
+    """An empty folder of the user's, outside root: $XDG_STATE_HOME/forge-lsp/mcp (made 0700), or a new
+    temporary folder when that is inside root or cannot be made one's own."""
+    base = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "forge-lsp" / "mcp"
+    try:
+        real = base.resolve()
+        if not (real == root or root in real.parents):
+            real.mkdir(parents=True, exist_ok=True, mode=0o700)
+            info = real.lstat()
+            if info.st_uid == os.getuid() and stat.S_ISDIR(info.st_mode):
+                return real
+    except (OSError, RuntimeError) as exc:
+        log.info("MCP: %s cannot be a server's folder (%s); a temporary folder is used", base, exc)
+    return Path(tempfile.mkdtemp(prefix="forge-lsp-mcp-"))
 
 
 def leaf(exc: BaseException) -> BaseException:
@@ -83,9 +131,11 @@ class _StderrTail:
 class McpServer:
     """One configured server: its state, its tools, and calls to them."""
 
-    def __init__(self, spec: ServerSpec, root: Path) -> None:
+    def __init__(self, spec: ServerSpec, root: Path, trusted: Callable[[], bool] = lambda: False) -> None:
+        add_secrets(spec.secrets)  # what its ${NAME}s expanded to: redacted from its reasons, and everywhere
         self.spec = spec
         self.root = root
+        self.trusted = trusted
         self.state = DISABLED if spec.disabled else STOPPED
         self.reason: str | None = spec.error if not spec.disabled else None
         if spec.error and not spec.disabled:
@@ -139,6 +189,9 @@ class McpServer:
         extra = self._stderr.last() if self._stderr and self.state == STARTING else ""
         if extra and extra not in reason:
             reason = f"{reason} (it said: {extra})"
+        # Redacted here, once, for every place the reason goes (forge.status, the log, a chat, a diagnostic): a
+        # reason names the url or the command line, which the entry's ${NAME}s may have filled in.
+        reason = redact(reason)
         log.info("MCP server %s failed: %s", self.name, reason)
         self.state, self.reason = FAILED, reason
         self.session = None
@@ -187,6 +240,8 @@ class McpServer:
         except asyncio.CancelledError:
             self._fail("stopped")
             raise
+        except NotStartedHere as exc:
+            self._fail(str(exc))
         except FileNotFoundError as exc:
             self._fail(f"cannot start {exc.filename or self.spec.command}: not found")
         except Exception as exc:  # any failure of the server is its state, never the turn's
@@ -259,7 +314,7 @@ class McpServer:
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
             assert spec.command is not None
-            cwd = (self.root / spec.cwd).resolve() if spec.cwd else self.root
+            cwd = await asyncio.to_thread(working_folder, spec, self.root, self.trusted())
             env = dict(spec.env)
             path = env.get("PATH", os.environ.get("PATH", os.defpath))
             command = spec.command
@@ -339,6 +394,9 @@ class McpServer:
         session = self.session
         if session is None or self.state != READY:
             raise ServerGone(self.reason or f"the MCP server {self.name} is {self.state}")
+        # The SDK checks a tool's structured output against the server's outputSchema with jsonschema, on the
+        # event loop: the server's patterns are matched with RE2 there too (imported at the first call, not at start).
+        guard_jsonschema()
         return await session.call_tool(tool, arguments)
 
     def mark_dead(self, reason: str) -> None:
