@@ -339,3 +339,21 @@ def test_schemas_come_from_one_definition_per_tool() -> None:
         "end_line",
         "show_line_numbers",
     }
+
+
+async def test_a_new_file_gets_the_usual_mode_and_an_edited_one_keeps_its_own(t: Tools, workspace: Path) -> None:
+    # mkstemp's 0600 leaked into every file the agent created: the user's other tools (a web server, a
+    # colleague's account) could not read them as they read any other new file.
+    import os
+
+    old = os.umask(0o022)
+    try:
+        assert not (await t("write", file_path="new.txt", content="x\n")).is_error
+        assert (workspace / "new.txt").stat().st_mode & 0o777 == 0o644
+        script = workspace / "run.sh"
+        script.write_text("echo a\n")
+        script.chmod(0o750)
+        assert not (await t("write", file_path="run.sh", content="echo b\n", overwrite=True)).is_error
+        assert script.stat().st_mode & 0o777 == 0o750
+    finally:
+        os.umask(old)

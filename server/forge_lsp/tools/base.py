@@ -134,12 +134,25 @@ def write_atomic(path: Path, content: str) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        # mkstemp makes the file 0600: a file the agent edits keeps its mode, a new one gets what any
+        # program's new file gets (0666 less the umask), or the user's own tools could not read it as usual.
+        os.chmod(tmp, path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it (os.umask sets it, for every thread, while it reads)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    return 0o022
 
 
 class DiskFiles:
