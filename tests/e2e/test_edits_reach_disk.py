@@ -141,6 +141,22 @@ async def test_the_user_typing_right_after_the_edit_is_not_saved(client: Languag
     assert "calc.py has unsaved changes in the editor" in outputs(client, "patch")[0]
 
 
+@pytest.mark.saves_documents
+async def test_the_user_typing_after_the_edit_was_reported_is_theirs_and_the_next_patch_keeps_it(
+    client: LanguageClient, ws: Path, editor: FakeEditor
+) -> None:
+    calc = ws / "calc.py"
+    buf = editor.open(calc, disk=CALC)
+    editor.types_after_save = "# typed next\n"
+    write_script(ws, calls(patch("a - b", "a + b")), calls(patch("a + b", "b + a")), {"text": "done"})
+    result = await command(client, "forge.run", {"prompt": "fix add"})
+    assert result["failures"] == 0, outputs(client, "patch")
+    assert buf.text == "def add(a, b):\n    return b + a\n# typed next\n" and buf.modified
+    assert calc.read_text() == FIXED  # the first edit was saved; the second went to the buffer with their line
+    first, second = outputs(client, "patch")
+    assert "Note" not in first and "calc.py has unsaved changes in the editor" in second
+
+
 @pytest.mark.parametrize("saves", [pytest.param(True, marks=pytest.mark.saves_documents), False], ids=["saves", "cannot-save"])
 async def test_two_patches_in_one_response_before_the_editor_reports_the_first(
     client: LanguageClient, ws: Path, editor: FakeEditor, saves: bool, record_reliability: Callable[[str, str, str], None]
@@ -157,6 +173,31 @@ async def test_two_patches_in_one_response_before_the_editor_reports_the_first(
         f"the editor reports each edit 150 ms late (Neovim's debounce); {'saves when asked' if saves else 'cannot save'}",
         "the second patch read the first one's result (not the text before the server's own edit); both applied and on disk",
     )
+
+
+@pytest.mark.saves_documents
+async def test_an_edit_reported_in_pieces_is_saved_once_the_editor_has_all_of_it(
+    client: LanguageClient, ws: Path, editor: FakeEditor
+) -> None:
+    calc = ws / "calc.py"
+    text = "import os\n\n\n" + CALC
+    buf = editor.open(calc, disk=text)
+    editor.report_ms, editor.in_pieces = 150, True
+    # Two hunks (the import and the operator) in one edit: Neovim reports the first one at once, the other
+    # 150 ms later; the undo's edit puts both back, reported the same way.
+    write_script(
+        ws,
+        calls({"name": "write", "arguments": {"file_path": "calc.py", "content": FIXED, "overwrite": True}}),
+        calls({"name": "undo", "arguments": {"path": "calc.py"}}, patch("a - b", "a * b")),
+        {"text": "done"},
+    )
+    result = await command(client, "forge.run", {"prompt": "fix add"})
+    assert result["failures"] == 0, outputs(client, "undo") + outputs(client, "patch")
+    # The write and the undo were each saved at the version that holds all of the edit; the patch after
+    # the undo read the undo's whole result.
+    assert buf.text == calc.read_text() == "import os\n\n\ndef add(a, b):\n    return a * b\n" and not buf.modified
+    assert [s["version"] for s in editor.saves] == [3, 5, 6]
+    assert all("Note" not in out for out in outputs(client, "write") + outputs(client, "undo") + outputs(client, "patch"))
 
 
 @pytest.mark.saves_documents

@@ -42,6 +42,11 @@ class FakeEditor:
     """Called with (buffer) before a save writes it (a format-on-save changing the text)."""
     user_types: str | None = None
     """Typed into the edited document right after the next edit, in the same report (then cleared)."""
+    types_after_save: str | None = None
+    """Typed into the document right after the next save (forge/saveDocuments), in a change of its own."""
+    in_pieces: bool = False
+    """An edit of several TextEdits is reported in two didChanges: its last TextEdit at once, the rest
+    report_ms later (Neovim sends the first change at once when its last report is older than its debounce)."""
 
     def open(self, path: Path, text: str | None = None, disk: str | None = None) -> Buffer:
         """path opened; text: the buffer's (default: the disk's); disk: written first (default: text)."""
@@ -87,7 +92,13 @@ class FakeEditor:
                 continue
             if change.text_document.version is not None and change.text_document.version != buf.version:
                 return t.ApplyWorkspaceEditResult(applied=False, failure_reason="you changed it since")
-            buf.text = apply(buf.text, list(change.edits))
+            if self.in_pieces and len(change.edits) > 1:
+                buf.text = apply(buf.text, [change.edits[-1]])  # the later edit first: the others' ranges hold
+                buf.version += 1
+                self._report(buf)
+                buf.text = apply(buf.text, list(change.edits[:-1]))
+            else:
+                buf.text = apply(buf.text, list(change.edits))
             buf.version += 1
             buf.modified = True
             changed.append(buf)
@@ -101,6 +112,7 @@ class FakeEditor:
                 loop.call_later(self.report_ms / 1000, self._report, buf)
             else:
                 self._report(buf)
+
         return t.ApplyWorkspaceEditResult(applied=True)
 
     def save_documents(self, params: Any) -> list[dict[str, Any]]:
@@ -124,4 +136,7 @@ class FakeEditor:
             buf.modified = False
             self.client.text_document_did_save(t.DidSaveTextDocumentParams(t.TextDocumentIdentifier(uri)))
             answers.append({"saved": True})
+            if self.types_after_save is not None:
+                typed, self.types_after_save = self.types_after_save, None
+                asyncio.get_running_loop().call_soon(self.type, buf.path, buf.text + typed)
         return answers

@@ -115,15 +115,18 @@ class AgentSaves:
             return buffer == "" and not await asyncio.to_thread(path.exists)
         return same_text(buffer, text)
 
-    async def reported(self, uri: str, before: Any, version: int | None) -> Any:
-        """The document once the client reported the edit made to before (at version): a change since, or a
-        document opened by the edit; None when none came in REPORT_SECS."""
+    async def reported(self, uri: str, content: str) -> Any:
+        """The document once the client reported an applied edit that makes it hold content (or opened it with
+        that text), or None when its text is not that after REPORT_SECS (the user typed over it, or no report).
 
-        def moved() -> bool:
+        Not the first change that comes: Neovim sends the first piece of an edit at once when its last report
+        is older than its debounce, and the rest up to 150 ms later."""
+
+        def holds() -> bool:
             now = self._document(uri)
-            return now is not None and (now is not before or now.version != version)
+            return now is not None and same_text(now.source, content)
 
-        if await self.server.document_changes.until(uri, moved, REPORT_SECS):
+        if await self.server.document_changes.until(uri, holds, REPORT_SECS):
             return self._document(uri)
         return None
 
@@ -142,16 +145,17 @@ class AgentSaves:
         if not can_save(self.server.client_capabilities):
             await asyncio.to_thread(write_atomic, path, content)
             return None
-        doc = await self.reported(uri, before, version)
+        doc = await self.reported(uri, content)
         if doc is None:
-            if before is None:  # the client did not open it: nothing of the user's to keep
+            now = self._document(uri)
+            if now is None and before is None:  # the client did not open it: nothing of the user's to keep
                 await asyncio.to_thread(write_atomic, path, content)
                 return None
+            if now is not None and (now is not before or now.version != version):  # the user typed over it
+                self._tell_user(uri, rel)
+                return UNSAVED.format(rel=rel)
             log.warning("%s: the editor did not report the edit within %s s; not saved", rel, REPORT_SECS)
             return NOT_SAVED.format(rel=rel, reason="it did not report the edit")
-        if not same_text(doc.source, content):  # the user typed into it right after the edit
-            self._tell_user(uri, rel)
-            return UNSAVED.format(rel=rel)
         saved, reason = await self._save(uri, doc.version)
         if saved and await on_disk(path, content):
             return None

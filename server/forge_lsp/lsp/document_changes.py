@@ -11,9 +11,16 @@ class DocumentChanges:
 
     def __init__(self) -> None:
         self._events: dict[str, asyncio.Event] = {}
+        self._listeners: list[Callable[[str], None]] = []
+
+    def listen(self, listener: Callable[[str], None]) -> None:
+        """Call listener(uri) on every change, as it comes."""
+        self._listeners.append(listener)
 
     def changed(self, uri: str) -> None:
         """The client sent a change of uri (its handlers call this after pygls updated the document)."""
+        for listener in self._listeners:
+            listener(uri)
         event = self._events.pop(uri, None)
         if event is not None:
             event.set()

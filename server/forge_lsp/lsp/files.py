@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as t
 
 from forge_lsp.lsp import review
-from forge_lsp.lsp.agent_saves import CHANGED_SINCE, AgentSaves
+from forge_lsp.lsp.agent_saves import CHANGED_SINCE, REPORT_SECS, AgentSaves, same_text
 from forge_lsp.lsp.textedits import minimal_edits
 from forge_lsp.tools.base import ChangedSince, ToolFailure, has_invalid_bytes, read_regular, write_atomic
 
@@ -28,10 +29,9 @@ class _Pending:
 
     doc: Any
     """The document the edit was made to (pygls makes a new one when the client opens it again)."""
-    version: int | None
-    """Its version then: any later change the client reports holds the edit."""
     text: str
     """What the edit made of it."""
+    since: float = field(default_factory=time.monotonic)
 
 
 class EditorFiles:
@@ -54,6 +54,8 @@ class EditorFiles:
         """The workspace's edit_review as it is in force (the config may reload between edits)."""
         self.saves = AgentSaves(server)
         self._pending: dict[str, _Pending] = {}
+        # Each change the client reports: an edit it holds all of is reported (what the user types next is theirs).
+        server.document_changes.listen(self._changed)
 
     def _open(self, path: Path) -> Any:
         return self.server.workspace.text_documents.get(path.as_uri())
@@ -63,15 +65,24 @@ class EditorFiles:
             return path.relative_to(self.root).as_posix()
         return path.name
 
+    def _changed(self, uri: str) -> None:
+        pending = self._pending.get(uri)
+        doc = self.server.workspace.text_documents.get(uri)
+        if pending is not None and (doc is None or doc is not pending.doc or same_text(doc.source, pending.text)):
+            del self._pending[uri]
+
     def _unreported(self, path: Path) -> _Pending | None:
-        """The edit of path's document the client applied and has not reported yet, or None."""
+        """The edit of path's document the client applied and has not reported (all of) yet, or None."""
         uri = path.as_uri()
         pending = self._pending.get(uri)
         if pending is None:
             return None
         doc = self._open(path)
-        if doc is None or doc is not pending.doc or doc.version != pending.version:
-            del self._pending[uri]  # reported (a later change holds it), or the document closed
+        if doc is None or doc is not pending.doc or same_text(doc.source, pending.text):
+            del self._pending[uri]  # reported, or the document closed
+            return None
+        if time.monotonic() - pending.since >= REPORT_SECS:
+            del self._pending[uri]  # a change of the user's came over it: the document is the truth
             return None
         return pending
 
@@ -84,13 +95,15 @@ class EditorFiles:
 
     async def _reported(self, path: Path) -> Any:
         """path's open document (or None) once the client reported the server's last edit of it: the next
-        edit is made against the client's text and version."""
+        edit is made against the client's text and version. ChangedSince when the user changed it meanwhile:
+        the new content was made from the edit's text, and would undo what they typed."""
         pending = self._unreported(path)
         if pending is not None:
-            await self.saves.reported(path.as_uri(), pending.doc, pending.version)
-            if self._unreported(path) is not None:
+            await self.server.document_changes.until(path.as_uri(), lambda: self._unreported(path) is None, REPORT_SECS)
+            doc = self._open(path)
+            if doc is pending.doc and not same_text(doc.source, pending.text):
                 rel = self._rel(path)
-                raise ToolFailure(f"the editor has not reported the last edit of {rel} yet; nothing was changed", rel)
+                raise ChangedSince(f"{rel} changed in the editor since the last edit; nothing was changed: read it again", rel)
         return self._open(path)
 
     async def write_text(self, path: Path, content: str, tool: str | None = None) -> str | None:
@@ -121,8 +134,8 @@ class EditorFiles:
         """The client applied an edit that makes path hold content (doc: its document then, at version; None
         when not open): the disk gets it (lsp/agent_saves.py); the note for the model when it does not."""
         uri = path.as_uri()
-        if applied and doc is not None:
-            self._pending[uri] = _Pending(doc, version, content)
+        if applied and doc is not None and not (self._open(path) is doc and same_text(doc.source, content)):
+            self._pending[uri] = _Pending(doc, content)  # not reported yet (VS Code's report comes before the answer)
         return await self.saves.settle(path, uri, self._rel(path), content, doc, version, clean)
 
     async def delete(self, path: Path, tool: str | None = None) -> None:
