@@ -62,7 +62,7 @@ def test_the_newcomers_turn_on_screen(tmp_path: Path, flavour: str, nvim: str | 
         s.wait_for("  modified")
         assert (ws / "main.py").read_text() == "def add(a, b):\n    return a + b\n"  # never written for them
         s.command("messages")
-        shown = s.wait_for("which has unsaved changes of yours")
+        shown = s.wait_for("main.py has unsaved changes of yours, so the agent's edit stays in the buffer")
         s.keys("Enter")
         s.assert_clean()
     finally:

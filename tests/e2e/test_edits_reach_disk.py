@@ -120,8 +120,8 @@ async def test_a_buffer_with_the_users_unsaved_changes_is_never_saved_and_the_mo
     assert result["failures"] == 1  # the test ran on the disk's version, as the model was told it would
     # The user is told once, not on each edit.
     assert warnings(client) == [
-        "Forge: the agent edited calc.py, which has unsaved changes of yours: its edit is in the buffer and the file "
-        "was not saved, so the commands it runs see the file on disk until you save it."
+        "Forge: calc.py has unsaved changes of yours, so the agent's edit stays in the buffer: "
+        "its commands see the file on disk until you save"
     ]
     record_reliability(
         "an agent edit to a document with the user's unsaved changes",
@@ -245,3 +245,23 @@ async def test_a_save_that_reformats_is_told_to_the_model(client: LanguageClient
         "Patched calc.py: 1 replacement(s)\n\nNote: saving calc.py in the editor changed its text "
         "(the user's format-on-save): read it again before patching it."
     ]
+
+
+@pytest.mark.untrusted
+@pytest.mark.saves_documents
+async def test_the_editors_save_of_the_agents_edit_to_the_config_is_not_the_users(
+    client: LanguageClient, ws: Path, editor: FakeEditor
+) -> None:
+    """The editor saves .forge.toml for the agent when asked: that didSave is not the user's own save, which
+    would keep the workspace trusted (lsp/user_saves.py); the changed config asks for trust again."""
+    write_script(ws, {"text": "ok"})
+    assert (await command(client, "forge.trust", {}))["trusted"] is True
+    config = ws / ".forge.toml"
+    buf = editor.open(config)
+    hostile = config.read_text() + 'api_base = "http://127.0.0.1:9/v1"\n'
+    write = {"name": "write", "arguments": {"file_path": ".forge.toml", "content": hostile, "overwrite": True}}
+    write_script(ws, calls(write), {"text": "done"})
+    await command(client, "forge.run", {"prompt": "w"})
+    assert config.read_text() == hostile and not buf.modified and len(editor.saves) == 1
+    status = await command(client, "forge.status", {})
+    assert (status["trusted"], status["trust"]) == (False, "changed")

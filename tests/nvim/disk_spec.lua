@@ -103,7 +103,7 @@ vim.schedule(function()
       assert(finished.summary.failures == 1, vim.inspect(finished.summary))
       local said = outputs("patch", since)[1]
       assert(said:find("Note: calc.py has unsaved changes in the editor", 1, true), said)
-      assert(#t.notes_with("which has unsaved changes of yours", notes) == 1, vim.inspect(t.notes))
+      assert(#t.notes_with("calc.py has unsaved changes of yours, so the agent's edit stays in the buffer", notes) == 1, vim.inspect(t.notes))
       vim.cmd("checktime")
       assert(changed_shell == 0, "Neovim saw the file changed on disk")
       vim.api.nvim_buf_call(buf, function()
@@ -140,6 +140,23 @@ vim.schedule(function()
       end)
       assert(disk() == "import os|||def add(a, b):|    return a - b", disk())
       assert(buffer(buf) == disk() and not vim.bo[buf].modified, buffer(buf))
+    end
+
+    -- A new file open in an empty buffer (not on disk yet): nothing of the user's in it, so the agent's
+    -- write is saved and creates the file.
+    if wanted("newfile") then
+      vim.cmd("silent! %bwipeout!")
+      vim.cmd("edit " .. ws .. "/fresh.py")
+      local buf = vim.api.nvim_get_current_buf()
+      t.wait_server()
+      script({ calls({ name = "write", arguments = { file_path = "fresh.py", content = "x = 1\n" } }), { text = "Wrote." } })
+      local since = #events
+      local finished = turn("ForgeRun write fresh.py")
+      assert(finished.summary.failures == 0, vim.inspect(outputs("write", since)))
+      assert(vim.fn.filereadable(ws .. "/fresh.py") == 1, "fresh.py not written: " .. vim.inspect(outputs("write", since)))
+      assert(table.concat(vim.fn.readfile(ws .. "/fresh.py"), "|") == "x = 1", "fresh.py")
+      assert(buffer(buf) == "x = 1" and not vim.bo[buf].modified, buffer(buf))
+      assert(not outputs("write", since)[1]:find("Note", 1, true), outputs("write", since)[1])
     end
 
     -- The user's BufWritePre formatter does not run on the agent's save: the agent's text lands as it

@@ -118,7 +118,7 @@ describe("real VS Code: the agent's edits reach the disk (issue 35)", { skip, ti
     await sleep(500); // the change reaches the server
     await run("fix add again");
     await vs.waitToast(/^Forge: turn completed \(3 requests, 2 tool calls, 1 failure\)$/);
-    await vs.waitToast(/the agent edited calc\.py, which has unsaved changes of yours/);
+    await vs.waitToast(/calc\.py has unsaved changes of yours, so the agent's edit stays in the buffer/);
     await vs.shot("dirty-kept");
     const text = await editorText();
     assert.match(text, /return a \+ b/, text);

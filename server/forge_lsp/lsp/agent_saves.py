@@ -55,8 +55,8 @@ NOT_SAVED = (
 )
 REFORMATTED = "Note: saving {rel} in the editor changed its text (the user's format-on-save): read it again before patching it."
 TELL_USER = (
-    "Forge: the agent edited {rel}, which has unsaved changes of yours: its edit is in the buffer and the file "
-    "was not saved, so the commands it runs see the file on disk until you save it."
+    "Forge: {rel} has unsaved changes of yours, so the agent's edit stays in the buffer: "
+    "its commands see the file on disk until you save"
 )
 
 
@@ -112,7 +112,7 @@ class AgentSaves:
         an empty buffer of a file not on disk yet (a new file the user opened and typed nothing into)."""
         text = await asyncio.to_thread(disk_text, path)
         if text is None:
-            return buffer == "" and not await asyncio.to_thread(path.exists)
+            return _plain(buffer) == "" and not await asyncio.to_thread(path.exists)  # Neovim's empty buffer is "\n"
         return same_text(buffer, text)
 
     async def reported(self, uri: str, content: str) -> Any:

@@ -40,8 +40,11 @@ local function save(doc)
   if type(doc.version) == "number" and now ~= doc.version then
     return { saved = false, reason = M.CHANGED_SINCE }
   end
-  -- The user's own say: a read-only buffer or file is not written over (:w! would).
-  if vim.bo[bufnr].readonly or vim.fn.filewritable(path) ~= 1 then
+  -- The user's own say: a read-only buffer or file is not written over (:w! would). A new file is written
+  -- where its folder is writable.
+  local writable = vim.fn.filewritable(path) == 1
+    or (vim.fn.filereadable(path) == 0 and vim.fn.filewritable(vim.fn.fnamemodify(path, ":h")) == 2)
+  if vim.bo[bufnr].readonly or not writable then
     return { saved = false, reason = "the buffer or the file is read-only" }
   end
   local err = M.write(bufnr)
