@@ -36,8 +36,9 @@ log = logging.getLogger(__name__)
 SAVE_DOCUMENTS = "forge/saveDocuments"
 """Server to client: {documents: [{uri, version}]} -> [{saved, reason?}] (one per document, in order): save
 each document if it is at that version still (the user typed nothing since the edit)."""
-REPORT_SECS = 2.0
-"""How long the server waits for the client to report an applied edit (Neovim sends it up to 150 ms later)."""
+REPORT_SECS = 5.0
+"""How long the server waits for the client to report an applied edit (Neovim sends it up to 150 ms later; a
+loaded machine may take longer). Only an edit the user typed over, or a client that never reports, waits it out."""
 SAVE_SECS = 10.0
 """How long a save may take (VS Code runs the user's format-on-save first)."""
 CHANGED_SINCE = "you changed it since"
