@@ -46,10 +46,13 @@ class Answers:
         """The failureReason of an edit not applied (None: the user said no, as VS Code's Refactor Preview answers)."""
         self.on_edit: Any = None
         """Called with each edit before it is answered (a user typing while the edit waits)."""
+        self.editor: Any = None
+        """A support.editor.FakeEditor that applies the edits to its buffers (and saves them when asked)."""
 
 
-def capabilities(review: bool = True) -> t.ClientCapabilities:
-    """What the test client says it can do; review: it shows edits for confirmation (as VS Code does)."""
+def capabilities(review: bool = True, saves: bool = False) -> t.ClientCapabilities:
+    """What the test client says it can do; review: it shows edits for confirmation (as VS Code does);
+    saves: it saves documents when the server asks (forge/saveDocuments, as the editors' plugins do)."""
     edit = t.WorkspaceEditClientCapabilities(
         document_changes=True,
         resource_operations=[t.ResourceOperationKind.Create, t.ResourceOperationKind.Rename, t.ResourceOperationKind.Delete],
@@ -63,6 +66,7 @@ def capabilities(review: bool = True) -> t.ClientCapabilities:
             workspace_edit=edit if review else None,
             did_change_watched_files=t.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True),
         ),
+        experimental={"forge": {"saveDocuments": True}} if saves else None,
     )
 
 
@@ -83,7 +87,14 @@ async def client(lsp_client: LanguageClient, ws: Path, request: pytest.FixtureRe
         answers.edits.append(params)
         if answers.on_edit is not None:
             answers.on_edit(params)
+        if answers.editor is not None and answers.apply:
+            return answers.editor.apply_edit(params)  # type: ignore[no-any-return]
         return t.ApplyWorkspaceEditResult(applied=answers.apply, failure_reason=None if answers.apply else answers.reason)
+
+    @lsp_client.feature("forge/saveDocuments")
+    def save_documents(params: Any) -> Any:
+        assert answers.editor is not None, "forge/saveDocuments sent to a client with no editor"
+        return answers.editor.save_documents(params)
 
     @lsp_client.feature(t.CLIENT_REGISTER_CAPABILITY)
     def register(params: t.RegistrationParams) -> None:
@@ -98,7 +109,10 @@ async def client(lsp_client: LanguageClient, ws: Path, request: pytest.FixtureRe
     lsp_client.set_configuration({"maxRequestsPerTurn": 50}, section="forge")
     lsp_client.init_result = await lsp_client.initialize_session(  # type: ignore[attr-defined]
         t.InitializeParams(
-            capabilities=capabilities(review=request.node.get_closest_marker("no_review") is None),
+            capabilities=capabilities(
+                review=request.node.get_closest_marker("no_review") is None,
+                saves=request.node.get_closest_marker("saves_documents") is not None,
+            ),
             root_uri=ws.as_uri(),
             workspace_folders=[t.WorkspaceFolder(uri=ws.as_uri(), name="project")],
             initialization_options=init_options,

@@ -332,7 +332,7 @@ async def test_edit_to_open_document_goes_through_apply_edit(client: LanguageCli
     (change,) = edit.edit.document_changes
     assert change.text_document.uri == src.as_uri()
     assert [(e.range.start.line, e.range.start.character, e.new_text) for e in change.edits] == [(0, 4, "2")]  # only the 1
-    assert src.read_text() == "x = 1\n"  # untouched until the client saves
+    assert src.read_text() == "x = 2\n"  # a client that cannot save: the server writes the edit it applied
     assert closed.read_text() == "y = 2\n"
 
 

@@ -14,6 +14,7 @@ import { agentItems, withAgent } from "./agents";
 import { registerChat } from "./chat";
 import { conversationItems, ForgeEvent, Notice, statusText, turnNotice } from "./events";
 import { mcpServers, McpItem, McpServer, serverActions, serverItems, stateText } from "./mcp";
+import { SAVE_DOCUMENTS, SaveRequest, saveDocuments, withSaveCapability } from "./saves";
 import { ForgeSettings, initializationOptions, serverCommand, serverSettings } from "./settings";
 import { commandItems, commandPrompt } from "./slash";
 
@@ -85,6 +86,20 @@ async function startClient(): Promise<void> {
     },
   };
   client = new LanguageClient("forge", "Forge", serverOptions, clientOptions);
+  const active = client;
+  // The agent's edits reach the disk: the server asks to save the documents it edited (src/saves.ts).
+  active.registerFeature({
+    fillClientCapabilities: withSaveCapability,
+    initialize: () => undefined,
+    getState: () => ({ kind: "static" }),
+    clear: () => undefined,
+  });
+  active.onRequest(SAVE_DOCUMENTS, (params: SaveRequest) =>
+    saveDocuments(params, (uri) => {
+      const wanted = active.protocol2CodeConverter.asUri(uri).toString();
+      return vscode.workspace.textDocuments.find((d) => d.uri.toString() === wanted);
+    }),
+  );
   // The server logs one line per event (window/logMessage, into this channel): the extension adds
   // none of its own, so each event is in the output once.
   client.onNotification("forge/event", (event: ForgeEvent) => {

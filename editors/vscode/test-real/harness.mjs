@@ -98,6 +98,12 @@ export class RealVSCode {
     };
     this.settings = { ...this.settings, ...extra };
     fs.writeFileSync(path.join(user, "settings.json"), JSON.stringify(settings, null, 2));
+    // forge.serverPath and forge.pythonPath are machine-overridable: a window code-server takes for a remote
+    // one ignores them in the User settings ("cannot be applied in this window"; seen on a loaded machine,
+    // where the server then never started), so they go in its Machine settings too.
+    const machine = Object.fromEntries(Object.entries(settings).filter(([key]) => ["forge.serverPath", "forge.pythonPath"].includes(key)));
+    fs.mkdirSync(path.join(this.userData, "Machine"), { recursive: true });
+    fs.writeFileSync(path.join(this.userData, "Machine", "settings.json"), JSON.stringify(machine, null, 2));
   }
 
   async start() {

@@ -3,73 +3,140 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as t
 
 from forge_lsp.lsp import review
+from forge_lsp.lsp.agent_saves import CHANGED_SINCE, REPORT_SECS, AgentSaves, same_text
 from forge_lsp.lsp.textedits import minimal_edits
 from forge_lsp.tools.base import ChangedSince, ToolFailure, has_invalid_bytes, read_regular, write_atomic
 
 if TYPE_CHECKING:
-    from pygls.lsp.server import LanguageServer
+    from forge_lsp.lsp.language_server import ForgeLanguageServer
 
 CONFIRM = "confirm"
 MAX_REVIEWED_BYTES = 64 * 1024 * 1024
-CHANGED_SINCE = "you changed it since"
-"""The failureReason of an edit the Neovim plugin did not apply because the buffer changed after the edit was
-made (editors/nvim/lua/forge/review.lua): a ChangedSince, so that an undo says the file changed since the turn."""
+
+
+@dataclass
+class _Pending:
+    """An edit the client applied but has not reported yet (its didChange comes later: Neovim's debounce)."""
+
+    doc: Any
+    """The document the edit was made to (pygls makes a new one when the client opens it again)."""
+    text: str
+    """What the edit made of it."""
+    since: float = field(default_factory=time.monotonic)
 
 
 class EditorFiles:
     """Reads open documents from the editor's buffer and edits them through the client.
 
-    The client applies the edit to its buffer (with undo, and the user saves);
-    files that are not open are written to disk atomically. With edit_review =
-    "confirm" every edit, open or not, goes to the client for the user's yes
-    (lsp.review) and lands only when the client applies it.
+    The client applies the edit to its buffer (with undo), and the disk gets the new text before the
+    turn's next tool call: the client saves the document, or the server writes it (lsp/agent_saves.py),
+    unless the buffer holds unsaved changes of the user's. Files that are not open are written to disk
+    atomically. With edit_review = "confirm" every edit, open or not, goes to the client for the user's
+    yes (lsp.review) and lands only when the client applies it.
+
+    Until the client reports an edit it applied (didChange), reads get the edit's result, and the next
+    edit of that document waits for the report: never the text from before the server's own edit.
     """
 
-    def __init__(self, server: LanguageServer, root: Path | None = None) -> None:
+    def __init__(self, server: ForgeLanguageServer, root: Path | None = None) -> None:
         self.server = server
         self.root = root
         self.edit_review: Callable[[], str] = lambda: "auto"
         """The workspace's edit_review as it is in force (the config may reload between edits)."""
+        self.saves = AgentSaves(server)
+        self._pending: dict[str, _Pending] = {}
+        # Each change the client reports: an edit it holds all of is reported (what the user types next is theirs).
+        server.document_changes.listen(self._changed)
 
-    def _open(self, path: Path) -> t.TextDocumentItem | None:
-        uri = path.as_uri()
-        docs = self.server.workspace.text_documents
-        return docs.get(uri)  # type: ignore[no-any-return]
+    def _open(self, path: Path) -> Any:
+        return self.server.workspace.text_documents.get(path.as_uri())
 
     def _rel(self, path: Path) -> str:
         if self.root is not None and path.is_relative_to(self.root):
             return path.relative_to(self.root).as_posix()
         return path.name
 
-    async def read_text(self, path: Path) -> str | None:
-        doc = self._open(path)
-        return doc.source if doc is not None else None  # type: ignore[attr-defined]
+    def _changed(self, uri: str) -> None:
+        pending = self._pending.get(uri)
+        doc = self.server.workspace.text_documents.get(uri)
+        if pending is not None and (doc is None or doc is not pending.doc or same_text(doc.source, pending.text)):
+            del self._pending[uri]
 
-    async def write_text(self, path: Path, content: str, tool: str | None = None) -> None:
+    def _unreported(self, path: Path) -> _Pending | None:
+        """The edit of path's document the client applied and has not reported (all of) yet, or None."""
+        uri = path.as_uri()
+        pending = self._pending.get(uri)
+        if pending is None:
+            return None
         doc = self._open(path)
+        if doc is None or doc is not pending.doc or same_text(doc.source, pending.text):
+            del self._pending[uri]  # reported, or the document closed
+            return None
+        if time.monotonic() - pending.since >= REPORT_SECS:
+            del self._pending[uri]  # a change of the user's came over it: the document is the truth
+            return None
+        return pending
+
+    async def read_text(self, path: Path) -> str | None:
+        pending = self._unreported(path)
+        if pending is not None:
+            return pending.text
+        doc = self._open(path)
+        return doc.source if doc is not None else None
+
+    async def _reported(self, path: Path) -> Any:
+        """path's open document (or None) once the client reported the server's last edit of it: the next
+        edit is made against the client's text and version. ChangedSince when the user changed it meanwhile:
+        the new content was made from the edit's text, and would undo what they typed."""
+        pending = self._unreported(path)
+        if pending is not None:
+            await self.server.document_changes.until(path.as_uri(), lambda: self._unreported(path) is None, REPORT_SECS)
+            doc = self._open(path)
+            if doc is pending.doc and not same_text(doc.source, pending.text):
+                rel = self._rel(path)
+                raise ChangedSince(f"{rel} changed in the editor since the last edit; nothing was changed: read it again", rel)
+        return self._open(path)
+
+    async def write_text(self, path: Path, content: str, tool: str | None = None) -> str | None:
+        doc = await self._reported(path)
         if self.edit_review() == CONFIRM:
-            await self._reviewed_write(path, content, tool, doc)
-            return
+            return await self._reviewed_write(path, content, tool, doc)
         if doc is None:
             await asyncio.to_thread(write_atomic, path, content)  # off the event loop: the server keeps answering
-            return
+            return None
+        # The document as it is now: it changes under us when the client reports a change (the user typing
+        # while the disk is read: then the client refuses the edit, made for this version).
+        text, version = doc.source, doc.version
+        clean = await self.saves.clean(path, text)
         self._agent_edit(path)
         # Only what changed: the editor keeps the cursor, marks, folds and signs of every other line.
-        edits = minimal_edits(doc.source, content, doc.position_codec.encoding)  # type: ignore[attr-defined]
-        if not edits:
-            return
-        edit = t.TextDocumentEdit(
-            text_document=t.OptionalVersionedTextDocumentIdentifier(uri=path.as_uri(), version=doc.version),
-            edits=list(edits),
-        )
-        await self._apply(t.WorkspaceEdit(document_changes=[edit]), path, "Forge", reviewed=False)
+        edits = minimal_edits(text, content, doc.position_codec.encoding)
+        if edits:
+            edit = t.TextDocumentEdit(
+                text_document=t.OptionalVersionedTextDocumentIdentifier(uri=path.as_uri(), version=version),
+                edits=list(edits),
+            )
+            await self._apply(t.WorkspaceEdit(document_changes=[edit]), path, "Forge", reviewed=False)
+        return await self._landed(path, content, doc, version, clean, bool(edits))
+
+    async def _landed(
+        self, path: Path, content: str, doc: Any, version: int | None, clean: bool, applied: bool = True
+    ) -> str | None:
+        """The client applied an edit that makes path hold content (doc: its document then, at version; None
+        when not open): the disk gets it (lsp/agent_saves.py); the note for the model when it does not."""
+        uri = path.as_uri()
+        if applied and doc is not None and not (self._open(path) is doc and same_text(doc.source, content)):
+            self._pending[uri] = _Pending(doc, content)  # not reported yet (VS Code's report comes before the answer)
+        return await self.saves.settle(path, uri, self._rel(path), content, doc, version, clean)
 
     async def delete(self, path: Path, tool: str | None = None) -> None:
         if self.edit_review() != CONFIRM:
@@ -91,14 +158,18 @@ class EditorFiles:
                 f'edit_review is "confirm" but this editor cannot review the edit to {rel}: {why}; nothing was changed', rel
             )
 
-    async def _reviewed_write(self, path: Path, content: str, tool: str | None, doc: t.TextDocumentItem | None) -> None:
+    async def _reviewed_write(self, path: Path, content: str, tool: str | None, doc: Any) -> str | None:
         rel = self._rel(path)
         title = review.label(tool, rel)
         uri = path.as_uri()
+        clean = True  # a file the editor has not opened: nothing of the user's is unsaved
+        version = doc.version if doc is not None else None
         if doc is not None:
             self._check_can_review(rel)
-            encoding = doc.position_codec.encoding  # type: ignore[attr-defined]
-            edit = review.text_change(uri, doc.version, doc.source, content, title, rel, encoding)  # type: ignore[attr-defined]
+            encoding = doc.position_codec.encoding
+            text = doc.source
+            clean = await self.saves.clean(path, text)
+            edit = review.text_change(uri, version, text, content, title, rel, encoding)
         elif path.exists():
             self._check_can_review(rel)
             old = await asyncio.to_thread(read_regular, path, rel, MAX_REVIEWED_BYTES)
@@ -109,9 +180,10 @@ class EditorFiles:
             self._check_utf8(content, rel)
             edit = review.create_file(uri, content, title, rel)
         if edit.document_changes and all(isinstance(c, t.TextDocumentEdit) and not c.edits for c in edit.document_changes):
-            return  # nothing changes: nothing to review
+            return await self._landed(path, content, doc, version, clean, applied=False)  # nothing to review
         self._agent_edit(path)
         await self._apply(edit, path, title)
+        return await self._landed(path, content, doc, version, clean)
 
     @staticmethod
     def _check_utf8(text: str, rel: str) -> None:

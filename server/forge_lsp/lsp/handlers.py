@@ -187,14 +187,17 @@ def buffer_changed(ls: ForgeLanguageServer, uri: str, opened: bool = False) -> N
 
 def did_open(ls: ForgeLanguageServer, params: t.DidOpenTextDocumentParams) -> None:
     buffer_changed(ls, params.text_document.uri, opened=True)
+    ls.document_changes.changed(params.text_document.uri)
 
 
 def did_change(ls: ForgeLanguageServer, params: t.DidChangeTextDocumentParams) -> None:
     buffer_changed(ls, params.text_document.uri)
+    ls.document_changes.changed(params.text_document.uri)
 
 
 def did_close(ls: ForgeLanguageServer, params: t.DidCloseTextDocumentParams) -> None:
     ls.user_saves.closed(params.text_document.uri)
+    ls.document_changes.changed(params.text_document.uri)
 
 
 def did_save(ls: ForgeLanguageServer, params: t.DidSaveTextDocumentParams) -> None:

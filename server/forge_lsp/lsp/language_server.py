@@ -18,6 +18,7 @@ from forge_lsp.core.wording import GENERIC
 from forge_lsp.core.workspaces import Workspaces
 from forge_lsp.lsp.coalesce import TextCoalescer
 from forge_lsp.lsp.diagnostics import DiagnosticStore
+from forge_lsp.lsp.document_changes import DocumentChanges
 from forge_lsp.lsp.file_failures import FileFailures
 from forge_lsp.lsp.protocol import ForgeProtocol
 from forge_lsp.lsp.user_saves import UserSaves
@@ -75,6 +76,8 @@ class ForgeLanguageServer(LanguageServer):
         """Per workspace, why the client's trust did not apply, as last said (said once per reason)."""
         self.user_saves = UserSaves()
         """Which saves of .forge.toml (and the other files trust covers) are the user's own."""
+        self.document_changes = DocumentChanges()
+        """The client's document changes as they come: an edit of the agent waits for the client's report of it."""
         self.background: set[asyncio.Task[Any]] = set()
         self.requests: dict[str | int, Path] = {}
         self.events = TextCoalescer(lambda payload: self.protocol.notify(EVENT_NOTIFICATION, payload))

@@ -45,8 +45,11 @@ class FileStore(Protocol):
     async def read_text(self, path: Path) -> str | None:
         """The text of an open editor buffer for this path, or None to read the disk."""
 
-    async def write_text(self, path: Path, content: str, tool: str | None = None) -> None:
-        """Write a whole file's new content (tool: the tool call making the change, for the user to see)."""
+    async def write_text(self, path: Path, content: str, tool: str | None = None) -> str | None:
+        """Write a whole file's new content (tool: the tool call making the change, for the user to see).
+
+        Returns a note for the model when the change did not reach the disk (an editor's buffer holding
+        unsaved changes of the user's keeps it), else None."""
 
     async def delete(self, path: Path, tool: str | None = None) -> None:
         """Remove a file."""
@@ -242,6 +245,8 @@ class ToolContext:
     """Tells the user something once (a shell sandbox that cannot run): showMessage in an editor, stderr in the CLI."""
     changes: ChangeLog = field(default_factory=NoChangeLog)
     """Told about each file change of the turn (forge.undoTurn)."""
+    notes: list[str] = field(default_factory=list)
+    """What the running call's file changes left to tell the model (FileStore.write_text): added to its result."""
 
     async def read_file(self, path: Path, max_bytes: int | None = None) -> str:
         """A workspace file's text (the editor's buffer when open); refuses binary, huge and non-regular files.
@@ -284,7 +289,9 @@ class ToolContext:
             if content is None:
                 await self.files.delete(path, tool=self.tool)
             else:
-                await self.files.write_text(path, content, tool=self.tool)
+                note = await self.files.write_text(path, content, tool=self.tool)
+                if note and note not in self.notes:
+                    self.notes.append(note)
         except BaseException:
             self.changes.after(path, previous)  # not changed (refused, failed): as it was
             raise

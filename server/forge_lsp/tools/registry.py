@@ -119,6 +119,7 @@ class ToolRegistry:
 
     async def call(self, call: ToolCall, ctx: ToolContext) -> tuple[ToolResult, bool]:
         """Run one call: its result, and whether the turn must yield after it."""
+        ctx.notes.clear()
         try:
             output = await self._run(call, ctx)
         except ToolFailure as exc:
@@ -136,7 +137,8 @@ class ToolRegistry:
             return ToolResult(
                 call.id, call.name, f"internal error in tool {call.name}: {type(exc).__name__}: {exc}", is_error=True
             ), False
-        return ToolResult(call.id, call.name, output.text, path=output.path), output.yields
+        text = "\n\n".join([output.text, *ctx.notes])  # an edit that stayed in the editor's buffer: the model knows
+        return ToolResult(call.id, call.name, text, path=output.path), output.yields
 
     async def _run(self, call: ToolCall, ctx: ToolContext) -> ToolOutput:
         tool = self.tools.get(call.name)

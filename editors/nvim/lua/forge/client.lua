@@ -6,6 +6,7 @@ local notify = require("forge.notify").notify
 local prompts = require("forge.prompts")
 local review = require("forge.review")
 local roots = require("forge.roots")
+local saves = require("forge.saves")
 local trust = require("forge.trust")
 
 local M = {}
@@ -36,6 +37,7 @@ end
 --- The handlers every forge client needs (setup's and lsp/forge.lua's).
 M.handlers = {
   ["workspace/applyEdit"] = review.apply_edit,
+  ["forge/saveDocuments"] = saves.save_documents,
   ["forge/event"] = events.on_event,
   ["$/progress"] = events.on_progress,
   ["window/showMessageRequest"] = prompts.on_message_request,
@@ -49,6 +51,8 @@ function M.before_init(params, lsp_config)
   options.settings = object(options.settings)
   -- Edits for review (edit_review = "confirm") are shown by this plugin: forge.review.
   params.capabilities = review.capabilities(params.capabilities or vim.lsp.protocol.make_client_capabilities())
+  -- The agent's edits reach the disk: the server asks this plugin to save what it edited (forge.saves).
+  params.capabilities = saves.capabilities(params.capabilities)
   if lsp_config.root_dir and trust.neovim_trusts(lsp_config.root_dir) then
     options.workspaceTrusted = true
   end

@@ -4,6 +4,7 @@
 -- edit is answered applied = false, which the agent is told as "the user rejected the edit".
 local events = require("forge.events")
 local log = require("forge.log")
+local saves = require("forge.saves")
 local scratch = require("forge.scratch")
 
 local M = {}
@@ -164,6 +165,15 @@ local function stale(edit)
   return nil
 end
 
+--- Send the didChange of an applied edit now rather than after the debounce (150 ms): the server waits for
+--- it before its next edit or its save of the buffer. Neovim 0.10+ only (0.7 has no way in: it waits).
+local function flush(client)
+  local ok, changetracking = pcall(require, "vim.lsp._changetracking")
+  if ok and client and type(changetracking.flush) == "function" then
+    pcall(changetracking.flush, client)
+  end
+end
+
 --- workspace/applyEdit, without Neovim's "Workspace edit" message on every edit (the log has the tool call).
 function M.apply_edit(_, params, ctx)
   local client = vim.lsp.get_client_by_id(ctx.client_id)
@@ -213,11 +223,10 @@ function M.apply_edit(_, params, ctx)
           -- Text ending in a newline inserted into a new (one empty line) buffer leaves an empty last line.
           vim.api.nvim_buf_set_lines(bufnr, -2, -1, false, {})
         end
-        vim.api.nvim_buf_call(bufnr, function()
-          vim.cmd("silent write")
-        end)
+        saves.write(bufnr)
       end
     end
+    flush(client)
   end
   return { applied = ok, failureReason = (not ok) and tostring(err) or nil }
 end
