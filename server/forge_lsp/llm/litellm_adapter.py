@@ -14,18 +14,21 @@ import logging
 import os
 import re
 import threading
-import uuid
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from forge_lsp.domain import retry
 from forge_lsp.domain.config import ForgeConfig
-from forge_lsp.domain.messages import MAX_REPLY_CHARS, AssistantReply, ToolCall, Usage
+from forge_lsp.domain.messages import AssistantReply, Notice, Usage
 from forge_lsp.domain.retry import ModelError
 from forge_lsp.domain.tokens import CHARS_PER_TOKEN, estimate_tokens
-from forge_lsp.llm import scripted
+from forge_lsp.llm import caching, local_servers, scripted, streaming
+from forge_lsp.llm.streaming import read_usage
+
+__all__ = ["LiteLLMModel", "classify", "context_window", "cost_of", "load_litellm", "read_usage", "warm_up"]
 
 log = logging.getLogger(__name__)
 _lock = threading.Lock()
@@ -444,6 +447,22 @@ def reasoning_kwargs(reasoning: dict[str, Any] | None) -> dict[str, Any]:
     return {}
 
 
+_tool_choice: dict[str, bool] = {}
+
+
+def _takes_tool_choice(litellm: Any, model: str) -> bool:
+    """Whether litellm sends tool_choice to this model's provider (it refuses the parameter for one that has none,
+    e.g. ollama/ through /api/generate); cached per model."""
+    if model not in _tool_choice:
+        provider, _, name = model.partition("/") if "/" in model else ("openai", "", model)
+        try:
+            supported = litellm.get_supported_openai_params(model=name, custom_llm_provider=provider) or ()
+        except Exception:  # a provider litellm does not know: it would not know tool_choice either
+            supported = ()
+        _tool_choice[model] = "tool_choice" in supported
+    return _tool_choice[model]
+
+
 class LiteLLMModel:
     """The model port: one streamed chat completion per call, through litellm."""
 
@@ -458,6 +477,8 @@ class LiteLLMModel:
         """The model as the user named it (scripted/s.json), for messages."""
         self.model = resolve_model(chosen, root)
         """The model as litellm is asked for it (a scripted model's script as an absolute path)."""
+        self.server_window: int | None = None
+        """The context window the model's server said it has (llama-server /props, Ollama /api/show)."""
 
     async def complete(
         self,
@@ -466,16 +487,62 @@ class LiteLLMModel:
         on_text: Callable[[str], None],
         on_reasoning: Callable[[str], None] | None = None,
     ) -> AssistantReply:
-        """Send one request; stream text through on_text (and reasoning through on_reasoning); ModelError on failure."""
+        """Send one request; stream text through on_text (and reasoning through on_reasoning); ModelError on failure.
+
+        A server that cannot stream while tools are offered (llama-cpp-python's) gets this request again at once,
+        unstreamed, and so do the model's later ones (local_servers)."""
         # The first import takes seconds: do it off the event loop, which keeps serving meanwhile.
         global _requested
         _requested = True
         litellm = _loaded if library_loaded() else await asyncio.to_thread(_ready)
+        kwargs = self.request_kwargs(litellm, messages, tools)
+        api_base = self.config.api_base
+        notices: list[Notice] = []
+        into = streaming.Collected(on_text, on_reasoning)
+        try:
+            if local_servers.streams(self.model, api_base):
+                try:
+                    await streaming.read_stream(await litellm.acompletion(**kwargs), into)
+                except Exception as exc:
+                    if not (tools and into.kept == 0 and not into.calls and local_servers.refuses_streamed_tools(exc)):
+                        raise
+                    notice = local_servers.stop_streaming(self.model, api_base, _clean(str(exc)) or type(exc).__name__)
+                    notices += [notice] if notice is not None else []
+                    into = streaming.Collected(on_text, on_reasoning)
+            if not local_servers.streams(self.model, api_base):
+                whole = {k: v for k, v in kwargs.items() if k != "stream_options"}
+                streaming.read_whole(await litellm.acompletion(**{**whole, "stream": False}), into)
+            # litellm schedules its own success logging (cost, payload) as a task when the stream
+            # ends: let it run now, inside the model call whose cost it is.
+            await asyncio.sleep(0)
+        except ModelError:
+            raise
+        except Exception as exc:  # litellm raises many types; all become ModelError
+            raise classify(
+                exc,
+                self.config.retry.status_codes,
+                model=self.name,
+                api_base=api_base,
+                timeout_s=float(self.config.request_timeout_secs),
+            ) from exc
+        reply = into.reply(self.cost, tuple(notices))
+        if tools and _priced_model(self.model):  # the scripted model's usage is an estimate of the messages alone
+            dropped = local_servers.tools_dropped(self.name, api_base, reply.usage.prompt_tokens, tools)
+            if dropped is not None:
+                reply = replace(reply, notices=(*reply.notices, dropped))
+        return reply
+
+    def request_kwargs(self, litellm: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+        """litellm's arguments for one streamed request."""
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "stream": True, "num_retries": 0}
         # Without this an OpenAI-compatible server streams no usage at all.
         kwargs["stream_options"] = {"include_usage": True}
         if tools:
             kwargs["tools"] = tools
+            # Said, not left to the server: llama-cpp-python's server ignores tools without a tool_choice.
+            if _takes_tool_choice(litellm, self.model):
+                kwargs["tool_choice"] = "auto"
+            kwargs.update(caching.cache_kwargs(litellm, self.model))
         if self.config.api_base:
             kwargs["api_base"] = self.config.api_base
             if _key_names(self.model, self.config.api_base, ""):
@@ -490,88 +557,30 @@ class LiteLLMModel:
         kwargs["timeout"] = float(self.config.request_timeout_secs)
         # Retries are ours (each one an llmRetry event); the OpenAI SDK must not retry behind our back.
         kwargs["max_retries"] = 0
-        text: list[str] = []
-        kept = 0
-        thought: list[str] = []
-        thought_kept = 0
-        calls: dict[int, dict[str, str]] = {}
-        finish: str | None = None
-        usage: Usage | None = None
-        try:
-            stream = await litellm.acompletion(**kwargs)
-            async for chunk in stream:
-                if getattr(chunk, "usage", None):
-                    usage = read_usage(chunk.usage)
-                if not chunk.choices:
-                    continue
-                choice = chunk.choices[0]
-                finish = choice.finish_reason or finish
-                delta = choice.delta
-                reasoning = getattr(delta, "reasoning_content", None)
-                if isinstance(reasoning, str) and reasoning and thought_kept < MAX_REPLY_CHARS:
-                    thought.append(reasoning[: MAX_REPLY_CHARS - thought_kept])
-                    thought_kept += len(thought[-1])
-                    if on_reasoning is not None:
-                        on_reasoning(thought[-1])
-                if delta.content:
-                    # One past the cap is kept, so the orchestrator sees the reply was cut (and marks it).
-                    if kept <= MAX_REPLY_CHARS:
-                        text.append(delta.content[: MAX_REPLY_CHARS + 1 - kept])
-                        kept += len(text[-1])
-                    on_text(delta.content)
-                for tc in delta.tool_calls or ():
-                    slot = calls.setdefault(tc.index or 0, {"id": "", "name": "", "arguments": ""})
-                    slot["id"] = tc.id or slot["id"]
-                    if tc.function is not None:
-                        if tc.function.name and not slot["name"]:
-                            slot["name"] = tc.function.name
-                        slot["arguments"] += tc.function.arguments or ""
-            # litellm schedules its own success logging (cost, payload) as a task when the stream
-            # ends: let it run now, inside the model call whose cost it is.
-            await asyncio.sleep(0)
-        except ModelError:
-            raise
-        except Exception as exc:  # litellm raises many types; all become ModelError
-            raise classify(
-                exc,
-                self.config.retry.status_codes,
-                model=self.name,
-                api_base=self.config.api_base,
-                timeout_s=float(self.config.request_timeout_secs),
-            ) from exc
-        tool_calls = tuple(
-            ToolCall(id=c["id"] or f"call_{uuid.uuid4().hex[:16]}", name=c["name"], arguments_json=c["arguments"])
-            for _, c in sorted(calls.items())
-        )
-        reply = "".join(text)
-        if not reply.strip() and not tool_calls:
-            raise ModelError("the model sent an empty reply", retryable=True, kind=retry.EMPTY)
-        if usage is None:  # the provider reported none: the tokens are not known, nor is the cost
-            usage = Usage(cost=None, requests=1)
-        else:
-            usage = Usage(usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens, self.cost(usage), 1)
-        return AssistantReply(reply, tool_calls, finish, usage, "".join(thought) or None)
+        return kwargs
 
     def cost(self, usage: Usage) -> float | None:
         """The request's cost from litellm's local cost map; None when the model is not priced there."""
         return cost_of(self.model, usage)
 
+    async def prepare(self, prefix: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]) -> tuple[Notice, ...]:
+        """Before a turn's first request: learn the context window from the model's server when it says (llama-server,
+        Ollama) and the user did not; warn (once) when the system prompt and tools alone fill over a quarter of it."""
+        if not library_loaded():
+            await asyncio.to_thread(_ready)
+        if self.config.context_window is None:
+            self.server_window = await local_servers.server_window(self.model, self.config.api_base)
+        window = self.context_window()
+        if not window:
+            return ()
+        fixed = estimate_tokens(prefix) + local_servers.tools_tokens(tools)
+        notice = local_servers.fixed_share_notice(self.name, self.config.api_base, fixed, window)
+        return (notice,) if notice is not None else ()
+
     def context_window(self) -> int | None:
-        """The model's input window (max_input_tokens) from litellm's model info; None when unknown."""
-        return context_window(self.model)
-
-
-def read_usage(u: Any) -> Usage:
-    """A litellm usage object as Usage (cost not yet set): cached tokens from prompt_tokens_details."""
-
-    def count(value: Any) -> int:
-        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-
-    details = getattr(u, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) if details is not None else None
-    if not cached:
-        cached = getattr(u, "cache_read_input_tokens", None)
-    return Usage(count(getattr(u, "prompt_tokens", 0)), count(getattr(u, "completion_tokens", 0)), count(cached))
+        """The model's context window: the context_window key, else what its server said (prepare), else
+        max_input_tokens from litellm's model info; None when unknown."""
+        return self.config.context_window or self.server_window or context_window(self.model)
 
 
 def _priced_model(model: str) -> bool:
@@ -589,6 +598,7 @@ def cost_of(model: str, usage: Usage) -> float | None:
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,
             cache_read_input_tokens=usage.cached_tokens,
+            cache_creation_input_tokens=usage.cache_write_tokens,
         )
         return float(prompt) + float(completion)
     except Exception:  # litellm raises for a model it cannot price
