@@ -57,6 +57,8 @@ def test_a_pending_todos_reminder_is_an_event(workspace: Path) -> None:
         asyncio.run(runtime.run("plan it", events.append))
     finally:
         runtime.close()
+    # The turn carries no editor context from here (the prompt's template variables are not one).
+    assert events[0].to_dict()["type"] == "turnStarted" and "context" not in events[0].to_dict()
     (reminder,) = [e for e in events if isinstance(e, Reminder)]
     assert reminder.kind == "pendingTodos" and "write tests" in reminder.text
     wire = reminder.to_dict()

@@ -763,8 +763,8 @@ class WorkspaceRuntime:
         llm.reasoning = agent.reasoning
         conversation = self.conversation_of(session)
         instructions = await asyncio.to_thread(self.instructions)
-        context = prompts.prompt_context(self.root, tools.names(), instructions)
-        system_prompt = prompts.system_prompt(self.templates, context, agent)
+        variables = prompts.prompt_context(self.root, tools.names(), instructions)
+        system_prompt = prompts.system_prompt(self.templates, variables, agent)
         orchestrator = Orchestrator(
             config,
             llm,
@@ -773,7 +773,7 @@ class WorkspaceRuntime:
             self.store,
             sleep=self.sleep,
             system_prompt=system_prompt,
-            workspace_context=prompts.workspace_context(self.templates, context, system_prompt),
+            workspace_context=prompts.workspace_context(self.templates, variables, system_prompt),
             files_changed=lambda turn: len(turn_files.files(turn)),
         )
         transcript = TranscriptWriter(self.root, turn_id)
