@@ -24,7 +24,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-import mcp_bench  # noqa: E402  (bench/, this script's folder, is on sys.path)
+import llama_bench  # noqa: E402  (bench/, this script's folder, is on sys.path)
+import mcp_bench  # noqa: E402
 
 from support.openai_server import OpenAIStub  # noqa: E402
 from support.rawlsp import RawClient, rss_mb  # noqa: E402
@@ -539,6 +540,7 @@ def main() -> None:
     compaction_time(1000 if q else 5000)
     search(2000 if q else 100_000)
     mcp_bench.run(report, q)
+    llama_bench.run(report)
     if not q or args.write:
         write_markdown(ROOT / "BENCHMARKS.md", q, (load_start, os.getloadavg()[0]))
 

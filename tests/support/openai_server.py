@@ -435,6 +435,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.support.openai_server", usage=USAGE)
     parser.add_argument("--port", type=int, default=0, help="the port on 127.0.0.1 (default: a free one)")
     parser.add_argument("behaviours", nargs="?", help="a JSON file: a list of behaviours, one a request")
+    parser.add_argument("--server", choices=SERVERS, default="openai", help="behave as this server does (default openai)")
+    parser.add_argument("--n-ctx", type=int, default=8192, help="the context window llama-server/Ollama say they have")
+    parser.add_argument("--no-template-tools", action="store_true", help="llama-server: a chat template without tools")
     args = parser.parse_args(argv)
     behaviours: list[dict[str, Any]] = []
     if args.behaviours:
@@ -447,7 +450,7 @@ def main(argv: list[str] | None = None) -> int:
         if not isinstance(behaviours, list) or not all(isinstance(b, dict) for b in behaviours):
             print(f"openai_server: {args.behaviours} must hold a JSON list of objects", file=sys.stderr)
             return 1
-    stub = OpenAIStub(behaviours, port=args.port)
+    stub = OpenAIStub(behaviours, port=args.port, server=args.server, n_ctx=args.n_ctx, template_tools=not args.no_template_tools)
     print(
         f"serving an OpenAI-compatible model at {stub.url} (Ctrl-C stops it); in .forge.toml:\n"
         f'  model = "openai/local"\n  api_base = "{stub.url}"\n'
