@@ -497,6 +497,12 @@ NOTES = [
     "-I -S` of ~20 ms idle). A tool call through the tool layer adds the argument check against the server's "
     "schema (jsonschema), the result as text and the clip; it is measured on the same connection as the SDK's "
     "own call.",
+    "- llama-server prefix row (issue 38): written by `python bench/llama_bench.py --write` on 2026-12-06 at load "
+    "average ~10 (another llama-server build and other sessions' tests shared the 2 cores), so its model times are "
+    "several times an idle machine's; the token counts are the server's own (prompt_tokens less "
+    "prompt_tokens_details.cached_tokens) and do not depend on the load. Before, the workspace's folder and the "
+    "date were in the system prompt, ~60 tokens from its start and before the tool definitions: a second "
+    "workspace's request diverged from the slot's prompt there and evaluated ~97 % of it again.",
     "",
 ]
 
