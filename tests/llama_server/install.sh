@@ -76,6 +76,10 @@ avx512=OFF
 grep -qw avx512f /proc/cpuinfo && avx512=ON
 generator=()
 command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+# A build folder configured for another place (a cache moved as a whole) or left half done by other flags starts over.
+if [ -f "$cache/build/CMakeCache.txt" ] && ! grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$cache/src/vendor/llama.cpp" "$cache/build/CMakeCache.txt"; then
+  rm -rf "$cache/build"
+fi
 say "building llama-server (AVX2, AVX-512 $avx512, no AMX) in $cache/build: minutes on 2 cores ..."
 cmake -S "$cache/src/vendor/llama.cpp" -B "$cache/build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_C_FLAGS_RELEASE="-O3 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" -DGGML_LLAMAFILE=OFF \
