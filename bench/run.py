@@ -24,7 +24,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-import mcp_bench  # noqa: E402  (bench/, this script's folder, is on sys.path)
+import llama_bench  # noqa: E402  (bench/, this script's folder, is on sys.path)
+import mcp_bench  # noqa: E402
 import redact_bench  # noqa: E402
 
 from support.openai_server import OpenAIStub  # noqa: E402
@@ -502,6 +503,12 @@ NOTES = [
     'this, its NAME=value pattern retried every suffix of a name that never reached "=", and `redact("x=1\\n" + '
     '"_KEY"*250)` alone took ~88 s. Below about 0.5 MB a text fits the CPU caches and costs half as much a character, '
     "so the linearity row compares 4 MB with 1 MB.",
+    "- llama-server prefix row (issue 38): written by `python bench/llama_bench.py --write` on 2026-12-06 at load "
+    "average ~10 (another llama-server build and other sessions' tests shared the 2 cores), so its model times are "
+    "several times an idle machine's; the token counts are the server's own (prompt_tokens less "
+    "prompt_tokens_details.cached_tokens) and do not depend on the load. Before, the workspace's folder and the "
+    "date were in the system prompt, ~60 tokens from its start and before the tool definitions: a second "
+    "workspace's request diverged from the slot's prompt there and evaluated ~97 % of it again.",
     "",
 ]
 
@@ -546,6 +553,7 @@ def main() -> None:
     search(2000 if q else 100_000)
     mcp_bench.run(report, q)
     redact_bench.run(report, q)
+    llama_bench.run(report)
     if not q or args.write:
         write_markdown(ROOT / "BENCHMARKS.md", q, (load_start, os.getloadavg()[0]))
 

@@ -6,7 +6,7 @@ import textwrap
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from forge_lsp.domain.events import format_reason, own_prompt, range_lines
+from forge_lsp.domain.events import REMINDER_KINDS, format_reason, own_prompt, range_lines
 from forge_lsp.redact import redact
 
 
@@ -23,12 +23,20 @@ def say(out: TextIO, text: str) -> None:
     print(redact(text), file=out, flush=True)
 
 
+def files_changed(n: Any) -> str:
+    """How many files a turn changed, as the end of a turn says it: "0 files changed", "1 file changed"."""
+    return f"{_count(n or 0, 'file')} changed"
+
+
 def format_usage(usage: Any) -> str:
     """A usage wire dict as one phrase: 1234 prompt (200 cached) + 56 completion tokens, $0.0123."""
     if not isinstance(usage, Mapping):
         return "tokens unknown"
     cached = usage.get("cachedTokens") or 0
-    cached_text = f" ({cached} cached)" if cached else ""
+    written = usage.get("cacheWriteTokens") or 0
+    parts = [f"{cached} cached"] if cached else []
+    parts += [f"{written} written to the cache"] if written else []
+    cached_text = f" ({', '.join(parts)})" if parts else ""
     cost = usage.get("cost")
     cost_text = f"${cost:.4f}" if isinstance(cost, int | float) and not isinstance(cost, bool) else "cost unknown"
     return (
@@ -88,6 +96,13 @@ def format_event(event: Mapping[str, Any]) -> str | None:
             f"  ⇊ compacted {_count(event.get('messages', 0), 'message')} into a summary: "
             f"{event.get('beforeTokens')} -> {event.get('afterTokens')} tokens sent"
         )
+    if kind == "modelNotice":
+        mark = "ℹ" if event.get("level") == "info" else "⚠"
+        return f"  {mark} {event.get('message', '')}"
+    if kind == "reminder":
+        first = str(event.get("text", "")).strip().splitlines()
+        what = REMINDER_KINDS.get(str(event.get("kind")), str(event.get("kind")))
+        return f"  ↺ reminder to the model ({what}): {first[0] if first else ''}"
     if kind == "interrupt":
         return f"  ⛔ interrupted: {format_reason(event['reason'])}\n     {event.get('message', '')}"
     if kind == "turnFinished":
@@ -96,6 +111,10 @@ def format_event(event: Mapping[str, Any]) -> str | None:
             _count(s.get(key, 0), noun)
             for key, noun in (("requests", "request"), ("toolCalls", "tool call"), ("failures", "failure"))
         )
+        counts += ", " + files_changed(s.get("filesChanged", 0))
+        if s.get("repliesCut"):
+            cut = s["repliesCut"]
+            counts += f", {cut} {'reply' if cut == 1 else 'replies'} cut at the token limit"
         line = f"■ turn {event.get('status')}: {counts}"
         if "usage" in s:
             line += f"; {format_usage(s['usage'])}"

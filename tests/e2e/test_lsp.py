@@ -101,7 +101,18 @@ async def test_run_returns_summary_with_events_progress_and_logs(client: Languag
     assert result["status"] == "completed"
     assert (result["requests"], result["toolCalls"], result["failures"]) == (2, 1, 0)
     assert result["text"] == "Reading.\n\nIt says hello."
-    assert set(result) == {"turnId", "conversationId", "status", "requests", "toolCalls", "failures", "text", "usage"}
+    assert set(result) == {
+        "turnId",
+        "conversationId",
+        "status",
+        "requests",
+        "toolCalls",
+        "failures",
+        "filesChanged",
+        "repliesCut",
+        "text",
+        "usage",
+    }
     types = [e.type for e in events(client)]
     assert types[0] == "turnStarted" and types[-1] == "turnFinished"
     assert {"assistantText", "toolCallStarted", "toolCallFinished"} <= set(types)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 import pytest
 
 from forge_lsp.domain import retry
@@ -56,3 +59,85 @@ async def test_a_fatal_error_is_not_retried() -> None:
     with pytest.raises(ModelError, match="OPENAI_API_KEY"):
         await with_retry(request, RetryConfig(), lambda *a: None, sleep)
     assert calls == [1]
+
+
+class Clock:
+    """A clock that moves only when an attempt says how long it took."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_no_retry_starts_once_the_attempts_spent_the_budget() -> None:
+    clock = Clock()
+    calls: list[int] = []
+
+    async def request() -> str:
+        calls.append(1)
+        clock.now += 300  # a timeout of request_timeout_secs = 300
+        raise ModelError("model request timed out after 300 s", True, kind=retry.TIMEOUT)
+
+    async def sleep(s: float) -> None:
+        clock.now += 1000  # the waits are not counted
+
+    with pytest.raises(ModelError) as caught:
+        await with_retry(request, RetryConfig(), lambda *a: None, sleep, budget_s=600, clock=clock)
+    # 8 attempts allowed; 2 fit in 600 s: 40 minutes become 10.
+    assert len(calls) == 2
+    assert str(caught.value) == (
+        "model request timed out after 300 s (not retried: its 2 attempts took 600 s, [retry] max_total_secs = 600)"
+    )
+    assert not caught.value.retryable
+
+
+async def test_a_retry_is_cut_where_the_budget_ends() -> None:
+    calls: list[float] = []
+
+    async def request() -> str:
+        calls.append(1)
+        if len(calls) == 1:
+            raise ModelError("model request timed out after 1 s", True, kind=retry.TIMEOUT)
+        await asyncio.sleep(30)  # a retry that would run on: cut at what is left of the budget
+        return "never"
+
+    async def sleep(_: float) -> None:
+        pass
+
+    started = time.monotonic()
+    with pytest.raises(ModelError, match=r"timed out after 1 s \(its retry was cut at the request's time budget: 2 attempts"):
+        await with_retry(request, RetryConfig(), lambda *a: None, sleep, budget_s=0.3)
+    assert time.monotonic() - started < 5
+
+
+async def test_the_same_answer_three_times_is_not_retried_further() -> None:
+    calls: list[int] = []
+
+    async def request() -> str:
+        calls.append(1)
+        raise ModelError("tools param requires --jinja flag", True, 500, kind=retry.SERVER)
+
+    async def sleep(_: float) -> None:
+        pass
+
+    with pytest.raises(ModelError, match=r"--jinja flag \(the same failure 3 times in a row: not retried further\)"):
+        await with_retry(request, RetryConfig(), lambda *a: None, sleep)
+    assert len(calls) == 3
+
+
+@pytest.mark.parametrize("status", [429, 503, 529])
+async def test_not_now_answers_are_retried_to_the_end(status: int) -> None:
+    calls: list[int] = []
+
+    async def request() -> str:
+        calls.append(1)
+        raise ModelError("overloaded", True, status, kind=retry.RATE_LIMIT if status == 429 else retry.SERVER)
+
+    async def sleep(_: float) -> None:
+        pass
+
+    with pytest.raises(ModelError):
+        await with_retry(request, RetryConfig(max_attempts=5), lambda *a: None, sleep)
+    assert len(calls) == 5

@@ -49,9 +49,10 @@ def test_helpers_inc_json_contains(tmp_path: Path) -> None:
 def test_partials_by_file_name() -> None:
     engine = TemplateEngine()
     env = {"os": "Linux", "cwd": "/w", "shell": "bash", "date": "2026-12-02"}
-    out = engine.render("forge-system-prompt.md", {"env": env, "tool_names": ["read", "shell"], "custom_instructions": None})
+    context = {"env": env, "tool_names": ["read", "shell"], "custom_instructions": None}
+    out = engine.render("forge-workspace-context.md", {**context, "system_info": True})
     assert "<current_working_directory>/w</current_working_directory>" in out
-    assert "Available tools: read, shell." in out
+    assert "Available tools: read, shell." in engine.render("forge-system-prompt.md", context)
 
 
 def test_strict_inside_each_scope(tmp_path: Path) -> None:

@@ -113,7 +113,7 @@ async def test_binary_huge_and_non_utf8_files(workspace: Path) -> None:
 
 async def test_missing_file_failure_names_the_path(t: Tools) -> None:
     r = await t("read", file_path="src/nope.py")
-    assert r.is_error and r.output == "file not found: src/nope.py" and r.path == "src/nope.py"
+    assert r.is_error and r.output.startswith("file not found: src/nope.py;") and r.path == "src/nope.py"
 
 
 async def test_write_refuses_to_overwrite_unless_asked(t: Tools, workspace: Path) -> None:

@@ -36,6 +36,16 @@ def _is_tool_result(m: Wire) -> bool:
     return m.get("role") == "tool"
 
 
+WINDOW_SHARE = 0.75
+"""With the model's context window known, what is sent is compacted before it passes this share of the window
+(the tool definitions counted in): the contextWarning comes at 0.8, and the reply needs room too."""
+
+
+def window_threshold(window: int, fixed_tokens: int) -> int:
+    """The token_threshold a context window sets for the messages, when the tools take fixed_tokens of it."""
+    return max(int(window * WINDOW_SHARE) - fixed_tokens, window // 8)
+
+
 def should_compact(config: CompactConfig, messages: Sequence[Wire], tokens: int) -> bool:
     """Forge's triggers: tokens, turns (user messages), messages, or (on_turn_end) a last message from the user."""
     return over_threshold(config, messages, tokens) or (
@@ -257,11 +267,31 @@ class CompactResult:
 
 
 def build_wire(
-    prefix: Sequence[dict[str, Any]], history: Sequence[ChatMessage], compactions: Sequence[Compaction]
+    prefix: Sequence[dict[str, Any]],
+    history: Sequence[ChatMessage],
+    compactions: Sequence[Compaction],
+    context: str = "",
 ) -> list[dict[str, Any]]:
-    """The messages a request sends: the prefix (system prompt), then the history as compacted."""
+    """The messages a request sends: the prefix (system prompt), then the history as compacted, its first
+    message opened by the workspace's context (system information, AGENTS.md)."""
     messages, _ = view(history, compactions)
-    return [*prefix, *(m.to_dict() for m in messages)]
+    return with_context([*prefix, *(m.to_dict() for m in messages)], len(prefix), context)
+
+
+def with_context(wire: list[dict[str, Any]], at: int, context: str, insert: bool = True) -> list[dict[str, Any]]:
+    """The wire with the workspace's context before the text of its first message after the prefix (the first
+    prompt, or the summary that stands for it). It goes into that user message, not one of its own: some chat
+    templates (Gemma's, Mistral's) refuse two user messages in a row. The stored history never holds it, so
+    it is as the workspace is now (the date, AGENTS.md) on every turn. Without a user message there, it is
+    one of its own (unless not ``insert``: a view whose indexes must stay those of the history)."""
+    if not context:
+        return wire
+    first = wire[at] if at < len(wire) else None
+    if first is not None and first.get("role") == "user" and isinstance(first.get("content"), str):
+        wire[at] = {**first, "content": f"{context}\n\n{first['content']}"}
+    elif insert:
+        wire.insert(at, {"role": "user", "content": context})
+    return wire
 
 
 class Compactor:
@@ -286,6 +316,7 @@ class Compactor:
         *,
         force: bool = False,
         wire: list[dict[str, Any]] | None = None,
+        context: str = "",
     ) -> CompactResult | None:
         """Compact when a trigger says so (``force``: at once, retention_window alone, as forge.compact);
         None when nothing was compacted (``wire``: the current request's messages, when the caller has
@@ -297,7 +328,7 @@ class Compactor:
             return None  # every trigger off: nothing to count
         done = list(valid(compactions, len(history)))
         if wire is None:  # the caller's wire, when given, is this same view already built
-            wire = build_wire(prefix, history, done)
+            wire = build_wire(prefix, history, done, context)
         before = estimate_tokens(wire)
         if not force and not should_compact(self.config, wire, before):
             return None
@@ -305,7 +336,7 @@ class Compactor:
         for whole in (True,) if force else (False, True):
             messages, origin = view(history, done)
             offset = len(prefix)
-            view_wire = [*prefix, *(m.to_dict() for m in messages)]
+            view_wire = with_context([*prefix, *(m.to_dict() for m in messages)], offset, context, insert=False)
             found = eviction_range(self.config, view_wire, whole=whole)
             if found is not None:
                 start, end = found
@@ -314,13 +345,13 @@ class Compactor:
                     first = merged_start(done, first)
                     item = Compaction(first, last, self.summarize(history[first : last + 1]))
                     trial = valid([*done, item], len(history))
-                    trial_wire = build_wire(prefix, history, trial)
+                    trial_wire = build_wire(prefix, history, trial, context)
                     # A summary no smaller than what it stands for (a few short messages) is not made.
                     if estimate_tokens(trial_wire) < estimate_tokens(wire):
                         self.store.add_compaction(conversation_id, item)
                         replaced += sum(c.end - c.start + 1 for c in trial) - sum(c.end - c.start + 1 for c in done)
                         done = trial
-            wire = build_wire(prefix, history, done)
+            wire = build_wire(prefix, history, done, context)
             if force or not over_threshold(self.config, wire, estimate_tokens(wire), low_water(self.config)):
                 break
         if not replaced:

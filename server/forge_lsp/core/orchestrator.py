@@ -7,13 +7,14 @@ constructs them, and it reports what happens only through typed events.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from forge_lsp.core.compaction import Compactor, build_wire
+from forge_lsp.core.compaction import Compactor, build_wire, window_threshold
 from forge_lsp.core.hooks import TurnHook, default_hooks
 from forge_lsp.domain import doom_loop
 from forge_lsp.domain.config import ForgeConfig
@@ -28,7 +29,9 @@ from forge_lsp.domain.events import (
     LlmRetry,
     MaxRequestPerTurnLimitReached,
     MaxToolFailurePerTurnLimitReached,
+    ModelNotice,
     Reasoning,
+    Reminder,
     Retry,
     ToolCallFinished,
     ToolCallStarted,
@@ -40,17 +43,20 @@ from forge_lsp.domain.events import (
 )
 from forge_lsp.domain.messages import (
     MAX_REPLY_CHARS,
+    REPLY_CUT,
     REPLY_CUT_MARKER,
     AssistantReply,
     ChatMessage,
     Compaction,
+    Notice,
     ToolCall,
     ToolResult,
     Usage,
 )
 from forge_lsp.domain.ports import HistoryPort, ModelPort, TemplatePort, ToolPort
-from forge_lsp.domain.retry import UNSENT, ModelError, with_retry
+from forge_lsp.domain.retry import UNSENT, ModelError, total_budget_s, with_retry
 from forge_lsp.domain.template_names import ERROR_REFLECTION, RETRY_MESSAGE
+from forge_lsp.domain.tokens import CHARS_PER_TOKEN
 from forge_lsp.domain.tracker import ToolErrorTracker
 
 log = logging.getLogger(__name__)
@@ -167,6 +173,8 @@ class _Turn:
     usage: Usage = field(default_factory=Usage)
     warned: bool = False
     """A contextWarning was sent this turn (once is enough)."""
+    replies_cut: int = 0
+    """Replies that stopped at the token limit."""
 
 
 class Orchestrator:
@@ -181,7 +189,9 @@ class Orchestrator:
         history: HistoryPort,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         system_prompt: str | None = None,
+        workspace_context: str = "",
         hooks: Callable[[TemplatePort, ToolPort], list[TurnHook]] = default_hooks,
+        files_changed: Callable[[str], int] | None = None,
     ) -> None:
         self.config = config
         self.model = model
@@ -190,8 +200,12 @@ class Orchestrator:
         self.store = history
         self.sleep = sleep
         self.system_prompt = system_prompt
+        self.workspace_context = workspace_context
+        """What the model is told of the workspace, at the start of the conversation (after the fixed prefix)."""
         self.hooks = hooks
         """Makes each turn's policies (new ones per turn: a hook keeps state for its turn)."""
+        self.files_changed = files_changed
+        """How many files a turn (by id) changed, for its summary (the runtime keeps the record)."""
 
     async def run(self, request: TurnRequest, emit: Emit) -> TurnSummary:
         """Run a turn to its end: completed, interrupted, cancelled or failed. Never raises."""
@@ -201,6 +215,7 @@ class Orchestrator:
         status, reason, error = TurnStatus.FAILED, None, None
         try:
             turn = self._start(request)
+            await self._prepare(turn, emit)
             status, reason = await self._loop(turn, emit)
         except asyncio.CancelledError:
             task = asyncio.current_task()
@@ -225,11 +240,65 @@ class Orchestrator:
             # No reply accounted (none came, or the turn failed or was cancelled first): its cost is not known.
             usage=turn.usage if turn and turn.usage.requests else Usage(cost=None),
             timing=self._timing(turn),
+            files_changed=self._files_changed(turn_id),
+            replies_cut=turn.replies_cut if turn else 0,
         )
         if reason is not None:
             emit(Interrupt(turn_id, reason))
         emit(TurnFinished(turn_id, summary))
         return summary
+
+    def _files_changed(self, turn_id: str) -> int:
+        if self.files_changed is None:
+            return 0
+        try:
+            return self.files_changed(turn_id)
+        except Exception:  # the count is a nicety of the summary: the turn's end must not fail for it
+            log.exception("counting the files turn %s changed", turn_id)
+            return 0
+
+    async def _prepare(self, turn: _Turn, emit: Emit) -> None:
+        """The model port's look at the turn before its first request (a local server's context window, a
+        prompt too big for it): what it says the user should know, as modelNotice events."""
+        prepare = getattr(self.model, "prepare", None)
+        if prepare is None:
+            return
+        try:
+            notices = await prepare(turn.prefix, self.tools.schemas())
+        except Exception:  # learning the window is a nicety: the request says what is wrong, if anything is
+            log.exception("preparing the model for turn %s", turn.request.turn_id)
+            return
+        for notice in notices:
+            self._notice(turn, notice, emit)
+
+    def _notice(self, turn: _Turn, notice: Notice, emit: Emit) -> None:
+        emit(ModelNotice(turn.request.turn_id, notice.code, notice.message, notice.level))
+
+    def _cut_limit(self) -> str:
+        if self.config.max_tokens is not None:
+            return f"max_tokens = {self.config.max_tokens}"
+        return "the model server's own output limit (llama-server -n, Ollama num_predict; max_tokens sets one)"
+
+    def _cut(self, turn: _Turn, reply: AssistantReply, emit: Emit) -> None:
+        """A reply that stopped at the token limit: said as it happens, counted for the turn's end."""
+        turn.replies_cut += 1
+        what = "tool call" if reply.tool_calls else "reply"
+        message = f"the model's {what} was cut at the token limit ({self._cut_limit()})"
+        if not reply.tool_calls:
+            message += ": its answer is incomplete; raise the limit, or ask for a shorter answer"
+        self._notice(turn, Notice(REPLY_CUT, message), emit)
+
+    def _cut_call(self, call: ToolCall) -> ToolResult:
+        """The failure of a tool call whose arguments the token limit cut off."""
+        got = len(call.arguments_json or "")
+        return ToolResult(
+            call.id,
+            call.name,
+            f"the reply was cut at the token limit ({self._cut_limit()}) before this {call.name} call's arguments were "
+            f"complete ({got} characters of JSON arrived, not a whole object): make the call again with less in it "
+            "(e.g. write a large file in parts, with patch)",
+            True,
+        )
 
     @staticmethod
     def _timing(turn: _Turn | None) -> dict[str, float]:
@@ -252,9 +321,10 @@ class Orchestrator:
         if self.system_prompt:
             turn.prefix.append({"role": "system", "content": self.system_prompt})
         turn.compactions = self.store.compactions(request.conversation_id)
-        turn.wire = build_wire(turn.prefix, history, turn.compactions)
         turn.signatures = doom_loop.call_signatures(history)
         self._append(turn, ChatMessage("user", request.prompt))
+        # Built with the prompt in the history: a new conversation's first message is the prompt the context opens.
+        turn.wire = build_wire(turn.prefix, turn.history, turn.compactions, self.workspace_context)
         return turn
 
     def _append(self, turn: _Turn, message: ChatMessage) -> int:
@@ -270,7 +340,7 @@ class Orchestrator:
         turn_id = turn.request.turn_id
         while True:
             for hook in turn.hooks:
-                self._remind(turn, hook.before_request(turn))
+                self._remind(turn, hook, hook.before_request(turn), emit)
             self._compact(turn, emit)
             # Counted when sent: a request that fails (or is cancelled) was still made; one that never left
             # (no API key, no script file) was not.
@@ -282,14 +352,18 @@ class Orchestrator:
                     turn.requests -= 1
                 raise
             self._account(turn, reply.usage, emit)
+            for notice in reply.notices:
+                self._notice(turn, notice, emit)
+            if reply.cut:
+                self._cut(turn, reply, emit)
             if reply.text:
                 turn.texts.append(reply.text)
             self._append(turn, reply.to_message())
             if not reply.tool_calls:
-                reminders = [hook.on_answer(turn) for hook in turn.hooks]
-                if any(reminders):
-                    for reminder in reminders:
-                        self._remind(turn, reminder)
+                reminders = [(hook, hook.on_answer(turn)) for hook in turn.hooks]
+                if any(r for _, r in reminders):
+                    for hook, reminder in reminders:
+                        self._remind(turn, hook, reminder, emit)
                     continue
                 return TurnStatus.COMPLETED, None
             yields = await self._run_tools(turn, reply, emit)
@@ -308,8 +382,22 @@ class Orchestrator:
     def _compact(self, turn: _Turn, emit: Emit) -> None:
         """Forge's compaction before a request, when a [compact] threshold is reached: what the model
         is sent shrinks; the history (and the state database) keeps every message."""
-        compactor = Compactor(self.config.compact, self.templates, self.store)
-        result = compactor.run(turn.request.conversation_id, turn.prefix, turn.history, turn.compactions, wire=turn.wire)
+        config = self.config.compact
+        window = self.context_window()
+        if window and config.token_threshold:
+            # The tools are sent with every request but are not among the messages the compactor counts.
+            limit = window_threshold(window, self._tools_tokens())
+            if limit < config.token_threshold:
+                config = replace(config, token_threshold=limit)
+        compactor = Compactor(config, self.templates, self.store)
+        result = compactor.run(
+            turn.request.conversation_id,
+            turn.prefix,
+            turn.history,
+            turn.compactions,
+            wire=turn.wire,
+            context=self.workspace_context,
+        )
         if result is None:
             return
         turn.compactions = result.compactions
@@ -363,7 +451,13 @@ class Orchestrator:
                 text.flush()
                 turn.model_s += time.perf_counter() - started
 
-        return await with_retry(timed, self.config.retry, on_retry, self.sleep)
+        budget = total_budget_s(self.config.retry, float(self.config.request_timeout_secs))
+        return await with_retry(timed, self.config.retry, on_retry, self.sleep, budget_s=budget)
+
+    def _tools_tokens(self) -> int:
+        """About how many tokens the tool definitions take (chars/4 of their JSON)."""
+        chars = sum(len(json.dumps(t, separators=(",", ":"))) for t in self.tools.schemas())
+        return (chars + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
 
     async def _run_tools(self, turn: _Turn, reply: AssistantReply, emit: Emit) -> bool:
         """Run the batch in order, store each result at once, then add retry notices."""
@@ -374,7 +468,10 @@ class Orchestrator:
             emit(ToolCallStarted(turn_id, call.name, call.id, call.arguments_json, describe(call)))
             started = time.perf_counter()
             try:
-                result, stop = await self.tools.call(call)
+                if reply.cut and call.arguments is None:
+                    result, stop = self._cut_call(call), False
+                else:
+                    result, stop = await self.tools.call(call)
             except asyncio.CancelledError:
                 # The call ends with the turn: every surface is told it did not finish, the history has its
                 # result (the model sees why next turn), the summary counts it.
@@ -412,7 +509,9 @@ class Orchestrator:
             emit(Retry(turn_id, result.name, result.call_id, left, limit, notice, cause, result.path, ends))
         return yields
 
-    def _remind(self, turn: _Turn, reminder: str | None) -> None:
-        """A hook's reminder, as the model reads it: a user message in <system_reminder>."""
+    def _remind(self, turn: _Turn, hook: TurnHook, reminder: str | None, emit: Emit) -> None:
+        """A hook's reminder, as the model reads it (a user message in <system_reminder>) and as the user sees
+        it (a reminder event: the CLI's output, the transcript, forge/event)."""
         if reminder:
             self._append(turn, ChatMessage("user", f"<system_reminder>{reminder}</system_reminder>"))
+            emit(Reminder(turn.request.turn_id, hook.kind, reminder))

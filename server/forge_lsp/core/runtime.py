@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import platform
 import sqlite3
 import time
 import uuid
@@ -21,6 +20,7 @@ from typing import Any
 
 from forge_lsp.agents import LoadedAgents, load_agents, user_agents_dir
 from forge_lsp.config import UNTRUSTED, ConfigLoader, ConfigProblem, EffectiveConfig
+from forge_lsp.core import prompts
 from forge_lsp.core.commands import Commands, Expansion
 from forge_lsp.core.errors import NoModel, TurnInProgress, UnknownAgent, check_prompt
 from forge_lsp.core.orchestrator import Emit, Orchestrator, TurnRequest
@@ -32,7 +32,7 @@ from forge_lsp.domain.agents import DEFAULT_AGENT, Agent, not_available
 from forge_lsp.domain.config import WORKSPACE_FILE, ForgeConfig
 from forge_lsp.domain.events import Event, TurnFinished, TurnSummary
 from forge_lsp.domain.messages import ChatMessage, ToolCall, ToolResult, Usage
-from forge_lsp.domain.template_names import SYSTEM_PROMPT, TURN_TEMPLATES
+from forge_lsp.domain.template_names import TURN_TEMPLATES
 from forge_lsp.frontmatter import definitions
 from forge_lsp.llm.litellm_adapter import LiteLLMModel
 from forge_lsp.mcp_config import SERVER_NAME, McpSources, ServerSpec, acp_servers, load_servers, user_mcp_path
@@ -650,17 +650,7 @@ class WorkspaceRuntime:
         return ""
 
     def _system_prompt(self, tools: BoundTools, instructions: str = "", agent: Agent | None = None) -> str:
-        env = {
-            "os": f"{platform.system()} {platform.release()}",
-            "cwd": str(self.root),
-            "shell": os.environ.get("SHELL", "/bin/sh"),
-            "date": time.strftime("%Y-%m-%d"),
-        }
-        context = {"env": env, "tool_names": tools.names(), "custom_instructions": instructions or None}
-        if agent is None or agent.prompt is None:
-            return self.templates.render(SYSTEM_PROMPT, context)
-        origin = agent.path or f"built-in agent {agent.id}"
-        return self.templates.render_text(f"agent {agent.id}", agent.prompt, origin, context)
+        return prompts.system_prompt(self.templates, prompts.prompt_context(self.root, tools.names(), instructions), agent)
 
     # -- agents --------------------------------------------------------------
 
@@ -779,6 +769,8 @@ class WorkspaceRuntime:
         llm.reasoning = agent.reasoning
         conversation = self.conversation_of(session)
         instructions = await asyncio.to_thread(self.instructions)
+        variables = prompts.prompt_context(self.root, tools.names(), instructions)
+        system_prompt = prompts.system_prompt(self.templates, variables, agent)
         orchestrator = Orchestrator(
             config,
             llm,
@@ -786,7 +778,9 @@ class WorkspaceRuntime:
             self.templates,
             self.store,
             sleep=self.sleep,
-            system_prompt=self._system_prompt(tools, instructions, agent),
+            system_prompt=system_prompt,
+            workspace_context=prompts.workspace_context(self.templates, variables, system_prompt),
+            files_changed=lambda turn: len(turn_files.files(turn)),
         )
         transcript = TranscriptWriter(self.root, turn_id)
         self.transcript = transcript

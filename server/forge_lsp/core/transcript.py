@@ -16,7 +16,9 @@ from forge_lsp.domain.events import (
     Event,
     Interrupt,
     LlmRetry,
+    ModelNotice,
     Reasoning,
+    Reminder,
     Retry,
     ToolCallFinished,
     ToolCallStarted,
@@ -164,6 +166,10 @@ class TranscriptWriter:
                 f"## Compacted\n\n{event.messages} earlier messages are sent as one summary from here on "
                 f"({event.before_tokens} -> {event.after_tokens} tokens); the state database keeps them all.\n"
             )
+        elif isinstance(event, ModelNotice):
+            self._entry(f"> Model{' (info)' if event.level == 'info' else ''}: {event.message}\n")
+        elif isinstance(event, Reminder):
+            self._entry(f"## Reminder to the model ({event.describe()})\n\n{event.text.strip()}\n")
         elif isinstance(event, Interrupt):
             self.interrupt_line = self._entry(
                 f"## Interrupted: {event.reason.kind}\n\n{event.reason.describe()}\n\n`{event.reason.summary()}`\n"
@@ -172,9 +178,11 @@ class TranscriptWriter:
             summary = event.summary
             if summary is not None:
                 extra = f"\n\n{summary.error}" if summary.error else ""
+                cut = f", replies cut at the token limit: {summary.replies_cut}" if summary.replies_cut else ""
                 self._entry(
                     f"## Turn {summary.status.value}\n\nrequests: {summary.requests}, tool calls: {summary.tool_calls}, "
-                    f"failures: {summary.failures}{extra}\n\nusage: {format_usage(summary.usage.to_dict())}\n"
+                    f"failures: {summary.failures}, files changed: {summary.files_changed}{cut}{extra}\n\n"
+                    f"usage: {format_usage(summary.usage.to_dict())}\n"
                 )
             self.close()
 

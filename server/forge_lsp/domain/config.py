@@ -217,6 +217,7 @@ KEYS: dict[str, KeySpec] = _table(
     KeySpec("request_timeout_secs", _int(1), 300, trust=None, looser=HIGHER),
     KeySpec("temperature", _float(0.0), None, trust=None),
     KeySpec("max_tokens", _int(1), None, trust=None, looser=HIGHER),
+    KeySpec("context_window", _int(1), None, trust=None, looser=HIGHER),
     KeySpec("max_read_lines", _int(1), 2000, trust=None, looser=HIGHER),
     KeySpec("max_line_chars", _int(1), 2000, trust=None, looser=HIGHER),
     KeySpec("max_file_size_bytes", _int(1), 10 * 1024 * 1024, trust=None, looser=HIGHER),
@@ -230,6 +231,7 @@ KEYS: dict[str, KeySpec] = _table(
     KeySpec("retry.backoff_factor", _float(1.0), 2.0, trust=None, looser=LOWER),
     KeySpec("retry.max_delay_secs", _float(0.0), 60.0, trust=None, looser=LOWER),
     KeySpec("retry.status_codes", _int_list, (408, 429, 500, 502, 503, 504, 520, 522, 524, 529), trust=None),
+    KeySpec("retry.max_total_secs", _int(1), None, trust=None, looser=HIGHER),
     KeySpec("compact.retention_window", _int(0), 6, trust=None),
     KeySpec("compact.eviction_window", _fraction, 0.2, trust=None),
     KeySpec("compact.max_tokens", _int(1), 2000, trust=None, looser=HIGHER),
@@ -291,6 +293,8 @@ class RetryConfig:
     backoff_factor: float = _default("retry.backoff_factor")
     max_delay_secs: float = _default("retry.max_delay_secs")
     status_codes: tuple[int, ...] = _default("retry.status_codes")
+    max_total_secs: int | None = _default("retry.max_total_secs")
+    """Seconds one model request may take with all its retries; None: 2 x request_timeout_secs (domain/retry)."""
 
 
 @dataclass(frozen=True)
@@ -367,6 +371,8 @@ class ForgeConfig:
     request_timeout_secs: int = _default("request_timeout_secs")
     temperature: float | None = _default("temperature")
     max_tokens: int | None = _default("max_tokens")
+    context_window: int | None = _default("context_window")
+    """The model's context window in tokens when the user says it; None: litellm's model info or the server's."""
     max_read_lines: int = _default("max_read_lines")
     max_line_chars: int = _default("max_line_chars")
     max_file_size_bytes: int = _default("max_file_size_bytes")

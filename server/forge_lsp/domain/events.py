@@ -112,6 +112,10 @@ class TurnSummary:
     """The tokens and cost of every model request of the turn."""
     timing: dict[str, float] = field(default_factory=dict, compare=False)
     """Where the time went (ms); for logs and benchmarks, not part of the result."""
+    files_changed: int = 0
+    """How many workspace files the turn changed (written, patched, removed; by the shell too)."""
+    replies_cut: int = 0
+    """How many of the model's replies stopped at the token limit (finish_reason "length")."""
 
     def to_dict(self) -> dict[str, Any]:
         """The wire shape (camelCase keys, as the LSP contract gives it)."""
@@ -122,6 +126,8 @@ class TurnSummary:
             "requests": self.requests,
             "toolCalls": self.tool_calls,
             "failures": self.failures,
+            "filesChanged": self.files_changed,
+            "repliesCut": self.replies_cut,
             "text": self.text,
             "usage": self.usage.to_dict(),
         }
@@ -371,6 +377,42 @@ class Compacted(Event):
 
 
 @dataclass(frozen=True)
+class ModelNotice(Event):
+    """Something about the model or its server the user should know and can act on, said once (a server that
+    drops the tools, cannot stream with them, a context window the fixed prompt fills) or as it happens (a
+    reply cut at the token limit). ``level`` "info" is for the log: forge-lsp adapted, nothing was lost."""
+
+    code: str = ""
+    message: str = ""
+    level: str = "warning"
+    type: ClassVar[str] = "modelNotice"
+
+    def payload(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "level": self.level}
+
+
+REMINDER_KINDS = {"doomLoop": "doom loop", "pendingTodos": "pending todos"}
+"""Each reminder's kind on the wire, and in words."""
+
+
+@dataclass(frozen=True)
+class Reminder(Event):
+    """A turn policy reminded the model (a <system_reminder> it reads with its next request): the same call
+    repeated (doomLoop), todos still open as it answered (pendingTodos)."""
+
+    kind: str = ""
+    text: str = ""
+    type: ClassVar[str] = "reminder"
+
+    def payload(self) -> dict[str, Any]:
+        return {"kind": self.kind, "text": self.text}
+
+    def describe(self) -> str:
+        """The reminder's kind in words ("doom loop")."""
+        return REMINDER_KINDS.get(self.kind, self.kind)
+
+
+@dataclass(frozen=True)
 class TurnFinished(Event):
     """The turn ended; ``summary`` is what forge.run returns."""
 
@@ -397,6 +439,8 @@ TurnEvent = (
     | UsageReport
     | ContextWarning
     | Compacted
+    | ModelNotice
+    | Reminder
     | Interrupt
     | TurnFinished
 )

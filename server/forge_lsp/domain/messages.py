@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Literal
 
@@ -116,6 +116,8 @@ class Usage:
     cached_tokens: int = 0
     cost: float | None = 0.0
     requests: int = 0
+    cache_write_tokens: int = 0
+    """Prompt tokens written to the provider's cache (Anthropic's cache_creation_input_tokens: dearer than the rest)."""
 
     def __add__(self, other: Usage) -> Usage:
         cost = None if self.cost is None or other.cost is None else self.cost + other.cost
@@ -125,6 +127,7 @@ class Usage:
             self.cached_tokens + other.cached_tokens,
             cost,
             self.requests + other.requests,
+            self.cache_write_tokens + other.cache_write_tokens,
         )
 
     @property
@@ -133,13 +136,17 @@ class Usage:
         return self.prompt_tokens + self.completion_tokens
 
     def to_dict(self) -> dict[str, Any]:
-        """The wire shape: {promptTokens, completionTokens, cachedTokens, cost} (cost a number or "unknown")."""
-        return {
+        """The wire shape: {promptTokens, completionTokens, cachedTokens, cost} (cost a number or "unknown"), and
+        cacheWriteTokens where some were written to the provider's cache."""
+        out: dict[str, Any] = {
             "promptTokens": self.prompt_tokens,
             "completionTokens": self.completion_tokens,
             "cachedTokens": self.cached_tokens,
             "cost": UNKNOWN_COST if self.cost is None else round(self.cost, 8),
         }
+        if self.cache_write_tokens:
+            out["cacheWriteTokens"] = self.cache_write_tokens
+        return out
 
     @classmethod
     def from_dict(cls, data: Any) -> Usage:
@@ -153,12 +160,33 @@ class Usage:
 
         cost = data.get("cost")
         price = float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0 else None
-        return cls(num("promptTokens"), num("completionTokens"), num("cachedTokens"), price)
+        return cls(num("promptTokens"), num("completionTokens"), num("cachedTokens"), price, 0, num("cacheWriteTokens"))
 
 
 MAX_REPLY_CHARS = 200_000
 """The most text kept of one assistant message; a model that streams on without end cannot fill memory."""
 REPLY_CUT_MARKER = f"\n\n[reply cut: the model's text went past {MAX_REPLY_CHARS} characters; the rest was not kept]"
+
+
+NO_STREAMING = "noStreaming"
+"""Notice code: the server cannot stream while tools are offered; its requests go unstreamed."""
+TOOLS_DROPPED = "toolsDropped"
+"""Notice code: the server's prompt was far smaller than the tools it was sent (its template dropped them)."""
+CONTEXT_FIXED = "contextFixed"
+"""Notice code: the system prompt and tools alone fill over a quarter of the context window."""
+REPLY_CUT = "replyCut"
+"""Notice code: a reply stopped at the token limit (finish_reason "length")."""
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something about the model or its server a user should know and can act on (a modelNotice event)."""
+
+    code: str
+    """What it is about: noStreaming, toolsDropped, contextFixed, replyCut (llm/local_servers.py)."""
+    message: str
+    level: str = "warning"
+    """"warning": shown to the user; "info": logged (forge-lsp adapted and nothing is lost)."""
 
 
 @dataclass(frozen=True)
@@ -171,6 +199,13 @@ class AssistantReply:
     usage: Usage = field(default_factory=Usage)
     reasoning: str | None = None
     """The model's reasoning (litellm's reasoning_content), at most MAX_REPLY_CHARS."""
+    notices: tuple[Notice, ...] = ()
+    """What the request showed about the model's server that the user should know (each said once)."""
+
+    @property
+    def cut(self) -> bool:
+        """The reply stopped at the token limit (finish_reason "length"): its text or a tool call is incomplete."""
+        return self.finish_reason == "length"
 
     def to_message(self) -> ChatMessage:
         """The assistant message to append to the history."""
@@ -180,9 +215,7 @@ class AssistantReply:
         """This reply with its text cut at MAX_REPLY_CHARS, the cut marked."""
         if len(self.text) <= MAX_REPLY_CHARS:
             return self
-        return AssistantReply(
-            self.text[:MAX_REPLY_CHARS] + REPLY_CUT_MARKER, self.tool_calls, self.finish_reason, self.usage, self.reasoning
-        )
+        return replace(self, text=self.text[:MAX_REPLY_CHARS] + REPLY_CUT_MARKER)
 
 
 @dataclass(frozen=True)

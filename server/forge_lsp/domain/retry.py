@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from forge_lsp.domain.config import RetryConfig
@@ -76,20 +78,89 @@ def max_attempts_for(policy: RetryConfig, exc: ModelError) -> int:
     return policy.max_attempts
 
 
+IDENTICAL_LIMIT = 3
+"""A failure answered the same way (status and text) this many times in a row is not retried further: the server
+says the same thing about the same request (a 500 for a feature it lacks), another attempt would too."""
+REPEATING_STATUSES = frozenset({429, 503, 529})
+"""Statuses that say "not now" (rate limited, overloaded): the same answer each time is expected until it passes."""
+BUDGET_FACTOR = 2
+"""[retry] max_total_secs unset: the request's whole budget is this many times request_timeout_secs."""
+
+
+def total_budget_s(policy: RetryConfig, request_timeout_s: float) -> float:
+    """Seconds one request may take with its retries ([retry] max_total_secs, default 2 x request_timeout_secs)."""
+    return float(policy.max_total_secs) if policy.max_total_secs else BUDGET_FACTOR * request_timeout_s
+
+
+def _same_answer(exc: ModelError) -> tuple[int | None, str] | None:
+    """What makes two failures the same answer, for the failures that count (None: one that may pass by itself)."""
+    if exc.kind == RATE_LIMIT or exc.status in REPEATING_STATUSES:
+        return None
+    if exc.status is None and exc.kind != EMPTY:  # no answer at all (a dropped connection, a timeout)
+        return None
+    return (exc.status, exc.message)
+
+
+def _attempts(n: int) -> str:
+    return "its attempt" if n == 1 else f"its {n} attempts"
+
+
+def _stopped(exc: ModelError, why: str) -> ModelError:
+    return replace(exc, message=f"{exc.message} ({why})", retryable=False)
+
+
 async def with_retry(
     request: Callable[[], Awaitable[T]],
     policy: RetryConfig,
     on_retry: Callable[[int, int, ModelError], None],
     sleep: Callable[[float], Awaitable[None]],
+    *,
+    budget_s: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> T:
-    """Run request; on a retryable ModelError wait and run it again, max_attempts times in all."""
+    """Run request; on a retryable ModelError wait and run it again, max_attempts times in all.
+
+    budget_s bounds the time the attempts take in all ([retry] max_total_secs; the waits between them are bounded
+    by max_delay_secs each and not counted): no retry starts once it is spent, and one that runs is cut where it
+    ends (the first attempt has request_timeout_secs alone). The same failure IDENTICAL_LIMIT times in a row ends
+    it too. The error raised is the last failure's, saying why it was not retried further."""
     attempt = 1
+    spent = 0.0  # seconds the attempts took
+    same: tuple[int | None, str] | None = None
+    repeats = 0
+    last: ModelError | None = None
     while True:
+        started = clock()
         try:
-            return await request()
+            if last is None or budget_s is None:
+                return await request()
+            try:
+                async with asyncio.timeout(max(budget_s - spent, 0.001)):
+                    return await request()
+            except TimeoutError:
+                spent += clock() - started
+                raise _stopped(
+                    last,
+                    f"its retry was cut at the request's time budget: {attempt} attempts in {spent:.0f} s, [retry] "
+                    f"max_total_secs = {budget_s:g}",
+                ) from None
         except ModelError as exc:
-            if not exc.retryable or attempt >= max_attempts_for(policy, exc):
+            spent += clock() - started
+            if not exc.retryable:
                 raise
+            last = exc
+            answer = _same_answer(exc)
+            repeats = repeats + 1 if answer is not None and answer == same else 1
+            same = answer
+            if answer is not None and repeats >= IDENTICAL_LIMIT:
+                raise _stopped(exc, f"the same failure {repeats} times in a row: not retried further") from exc
+            if attempt >= max_attempts_for(policy, exc):
+                raise
+            if budget_s is not None and spent >= budget_s:
+                raise _stopped(
+                    exc,
+                    f"not retried: {_attempts(attempt)} took {spent:.0f} s, [retry] max_total_secs = {budget_s:g}",
+                ) from exc
             delay = backoff_ms(policy, attempt, exc.retry_after_s, exc.kind)
             on_retry(attempt, delay, exc)
             await sleep(delay / 1000)

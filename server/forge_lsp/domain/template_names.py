@@ -12,6 +12,8 @@ PENDING_TODOS_REMINDER = "forge-pending-todos-reminder.md"
 SUMMARY_FRAME = "forge-partial-summary-frame.md"
 SYSTEM_INFO = "forge-partial-system-info.md"
 SYSTEM_PROMPT = "forge-system-prompt.md"
+WORKSPACE_CONTEXT = "forge-workspace-context.md"
+"""What the model is told of the workspace at the start of the conversation (after the fixed system prompt)."""
 
-TURN_TEMPLATES = (SYSTEM_PROMPT, SYSTEM_INFO, RETRY_MESSAGE, ERROR_REFLECTION)
+TURN_TEMPLATES = (SYSTEM_PROMPT, SYSTEM_INFO, WORKSPACE_CONTEXT, RETRY_MESSAGE, ERROR_REFLECTION)
 """What every turn renders (compiled ahead by the runtime's preload)."""

@@ -12,20 +12,20 @@ import asyncio
 import gc
 import logging
 import os
-import re
 import threading
-import uuid
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
-from forge_lsp.domain import retry
 from forge_lsp.domain.config import ForgeConfig
-from forge_lsp.domain.messages import MAX_REPLY_CHARS, AssistantReply, ToolCall, Usage
+from forge_lsp.domain.messages import AssistantReply, Notice, Usage
 from forge_lsp.domain.retry import ModelError
 from forge_lsp.domain.tokens import CHARS_PER_TOKEN, estimate_tokens
-from forge_lsp.llm import scripted
+from forge_lsp.llm import caching, errors, local_servers, scripted, streaming
+from forge_lsp.llm.streaming import read_usage
+
+__all__ = ["LiteLLMModel", "classify", "context_window", "cost_of", "load_litellm", "read_usage", "warm_up"]
 
 log = logging.getLogger(__name__)
 _lock = threading.Lock()
@@ -199,108 +199,6 @@ NO_KEY = "no-key-set"
 """The API key sent to a server at api_base when the provider's variable is not set (a local server ignores it)."""
 
 
-def _chain(exc: BaseException) -> list[BaseException]:
-    """The exception and what caused it (litellm wraps the SDK's error, which wraps httpx's...)."""
-    seen: list[BaseException] = []
-    todo: list[BaseException | None] = [exc]
-    while todo and len(seen) < 12:
-        e = todo.pop(0)
-        if e is None or any(e is s for s in seen):
-            continue
-        seen.append(e)
-        original = getattr(e, "original_exception", None)
-        todo += [original if isinstance(original, BaseException) else None, e.__cause__, e.__context__]
-    return seen
-
-
-def _retry_after(exc: BaseException) -> float | None:
-    value = getattr(exc, "retry_after", None)
-    if value is None:
-        for attr in ("response", "litellm_response_headers"):
-            holder = getattr(exc, attr, None)
-            headers = getattr(holder, "headers", holder)
-            try:
-                value = headers.get("retry-after") if headers is not None else None
-            except (AttributeError, TypeError):
-                value = None
-            if value is not None:
-                break
-    try:
-        return float(value) if value is not None else None
-    except (TypeError, ValueError):
-        return None  # an HTTP date: rare from model APIs; the backoff applies
-
-
-def _request_url(chain: list[BaseException]) -> str | None:
-    """The URL the call went to, from the transport's error (litellm's own carry placeholders)."""
-    for e in chain:
-        if type(e).__module__.split(".")[0] not in {"httpx", "openai"}:
-            continue
-        try:
-            request = e.request  # type: ignore[attr-defined]
-        except (AttributeError, RuntimeError):  # httpx raises RuntimeError when unset
-            continue
-        url = getattr(request, "url", None)
-        if url is not None:
-            return str(url)
-    return None
-
-
-def _origin(url: str) -> str:
-    """scheme://host:port of a URL: where a connection was attempted."""
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else url
-
-
-# litellm prefixes each message with its class names ("litellm.RateLimitError: RateLimitError:
-# OpenAIException - ..."): noise for a user, stripped.
-_NOISE = re.compile(r"^\s*(?:litellm\.\w+:\s*|Timeout Error:\s+|\w+(?:Error|Exception):\s+|\w+Exception\s+-\s+)")
-_MODEL_MISSING = re.compile(
-    r"model_not_found|model\b[^.\n]{0,80}\b(?:not found|does not exist|not exist)|no such model|unknown model|"
-    r"invalid model|model not found|LLM Provider NOT provided",
-    re.IGNORECASE,
-)
-_KEY_MISSING = re.compile(
-    r"missing credentials|missing [\w ]{0,40}api key|api[_ ]key[^.\n]{0,40}(?:not set|must be set|missing)", re.I
-)
-_ENV_NAME = re.compile(r"\b[A-Z][A-Z0-9]*_(?:API_KEY|AUTH_TOKEN|ACCESS_KEY_ID|KEY)\b")
-_CONNECT_TEXT = re.compile(r"cannot connect to host|connect call failed|connection refused|name or service not known", re.I)
-_TIMEOUT_STATUSES = (408,)
-
-
-def _clean(message: str) -> str:
-    previous = None
-    while previous != message:
-        previous, message = message, _NOISE.sub("", message, count=1)
-    # litellm appends debugging hints on extra lines; the first line says it.
-    return message.strip().splitlines()[0].strip() if message.strip() else ""
-
-
-def _provider(model: str) -> str:
-    return model.split("/", 1)[0] if "/" in model else "openai"
-
-
-def _key_names(model: str, api_base: str | None, message: str) -> list[str]:
-    """Environment variables that would hold this model's key, if any is missing there."""
-    missing: list[str] = []
-    if _loaded is not None and model:
-        try:
-            missing = list(_loaded.validate_environment(model=model, api_base=api_base).get("missing_keys") or [])
-        except Exception:  # an unknown provider: litellm raises; the message is all there is
-            missing = []
-    keys = [k for k in missing if k.endswith(("_KEY", "_TOKEN", "_KEY_ID"))]
-    if not keys:
-        keys = [k for k in dict.fromkeys(_ENV_NAME.findall(message)) if k not in os.environ]
-    return keys
-
-
-def _is(e: BaseException, *names: str) -> bool:
-    """e is an instance of a class of one of these names (litellm's, openai's or httpx's classes:
-    matched by name along the MRO so that classify needs no import of litellm, and works on the
-    SDK's own exceptions too)."""
-    return any(c.__name__ in names for c in type(e).__mro__)
-
-
 def classify(
     exc: BaseException,
     status_codes: Sequence[int],
@@ -309,128 +207,12 @@ def classify(
     api_base: str | None = None,
     timeout_s: float | None = None,
 ) -> ModelError:
-    """A litellm/openai/transport exception as a ModelError: kind, retryable, and words a user can act on.
-
-    By exception type first (litellm's ContextWindowExceededError, AuthenticationError, Timeout,
-    the transport's ConnectError under litellm's InternalServerError...), then by HTTP status.
-    """
-    try:
-        return _classify(exc, status_codes, model, api_base, timeout_s)
-    except Exception:  # whatever litellm raised, the turn ends with its text, never with a crash here
-        log.exception("classifying a model error")
-        return ModelError(str(exc) or type(exc).__name__, False)
+    """llm.errors.classify, with litellm's view of which keys are missing when it is loaded."""
+    return errors.classify(exc, status_codes, model=model, api_base=api_base, timeout_s=timeout_s, litellm=_loaded)
 
 
-def _classify(
-    exc: BaseException, status_codes: Sequence[int], model: str, api_base: str | None, timeout_s: float | None
-) -> ModelError:
-    chain = _chain(exc)
-    status: int | None = None
-    for e in chain:
-        code = getattr(e, "status_code", None)
-        if isinstance(code, int) and 100 <= code <= 599:
-            status = code
-            break
-    retry_after = next((r for r in map(_retry_after, chain) if r is not None), None)
-    raw = next((str(getattr(e, "message", None) or e) for e in chain if str(getattr(e, "message", None) or e).strip()), "")
-    text = _clean(raw) or type(exc).__name__
-    where = f" (model {model})" if model else ""
-
-    script = next((e for e in chain if _is(e, "ScriptError")), None)
-    if script is not None:  # the scripted model's own script: nothing was sent anywhere
-        return ModelError(f"scripted model: {script}{where}", False, kind=retry.SCRIPT)
-    if any(_is(e, "ContextWindowExceededError") for e in chain):
-        return ModelError(
-            f"the conversation no longer fits in the context window of {model or 'the model'}: compact it "
-            f"(forge.compact, or a lower [compact] token_threshold), start a new conversation (forge.newConversation) "
-            f"or set a model with a larger window: {text}",
-            False,
-            status,
-            kind=retry.CONTEXT_WINDOW,
-        )
-    if _KEY_MISSING.search(raw):
-        # Only when the key really is absent here: a server's own "missing key" 401 with a key set
-        # is an authentication failure, below.
-        keys = _key_names(model, api_base, raw)
-        if keys:
-            names = " or ".join(keys)
-            return ModelError(
-                f"{names} is not set: export it in the environment that starts forge-lsp{where}",
-                False,
-                kind=retry.CREDENTIALS,
-            )
-    answered = any(_is(e, "HTTPStatusError") for e in chain)  # the server sent a status (litellm maps 408 to Timeout)
-    if not answered and any(
-        _is(e, "Timeout", "APITimeoutError", "TimeoutException", "TimeoutError", "SocketTimeoutError") for e in chain
-    ):
-        after = f" after {timeout_s:g} s" if timeout_s else ""
-        return ModelError(
-            f"model request timed out{after}{where}: set request_timeout_secs to wait longer",
-            True,
-            kind=retry.TIMEOUT,
-        )
-    refused = any(_is(e, "ConnectError", "ClientConnectorError", "ConnectionRefusedError", "gaierror") for e in chain) or bool(
-        _CONNECT_TEXT.search(raw)
-    )
-    if refused:
-        url = _request_url(chain) or api_base
-        if url is None:
-            match = re.search(r"host ([\w.\-\[\]:]+:\d+)", raw)
-            url = f"http://{match.group(1)}" if match else None
-        target = _origin(url) if url else (api_base or "the model server")
-        hint = f" (api_base = {api_base})" if api_base else ""
-        return ModelError(
-            f"cannot connect to {target}{hint}: is the model server running there?",
-            True,
-            kind=retry.CONNECT,
-        )
-    if status == 401 or any(_is(e, "AuthenticationError") for e in chain):
-        unset = _key_names(model, api_base, raw) if api_base else []
-        if unset:  # the placeholder went: the server at api_base does want a key
-            return ModelError(
-                f"the server at api_base {api_base} asked for an API key and {unset[0]} is not set: export it in the "
-                f"environment that starts forge-lsp{where}: {text}",
-                False,
-                status or 401,
-                kind=retry.AUTH,
-            )
-        keys = _key_names(model, api_base, raw) or [f"{_provider(model).upper()}_API_KEY"]
-        check = "" if _provider(model) == scripted.PROVIDER else f": check {keys[0]} in the environment that starts forge-lsp"
-        return ModelError(
-            f"the API key was refused{where}{check}: {text}",
-            False,
-            status or 401,
-            kind=retry.AUTH,
-        )
-    if status == 403 or any(_is(e, "PermissionDeniedError") for e in chain):
-        return ModelError(
-            f"permission denied{where}: this key may not use this model: {text}", False, status or 403, kind=retry.PERMISSION
-        )
-    if status == 404 or any(_is(e, "NotFoundError") for e in chain) or _MODEL_MISSING.search(raw):
-        base = f" at api_base {api_base}" if api_base else ""
-        return ModelError(
-            f"model not found{where}{base}: check the model setting (provider/model, e.g. openai/gpt-4o){' and api_base' if api_base else ''}: {text}",
-            False,
-            status,
-            kind=retry.NOT_FOUND,
-        )
-    if status in (400, 422) or any(_is(e, "BadRequestError", "UnprocessableEntityError") for e in chain):
-        return ModelError(f"the model rejected the request{where}: {text}", False, status, kind=retry.BAD_REQUEST)
-    if status == 429 or any(_is(e, "RateLimitError") for e in chain):
-        return ModelError(
-            f"rate limited{where}: {text}", 429 in status_codes or status is None, status, retry_after, retry.RATE_LIMIT
-        )
-    if status in _TIMEOUT_STATUSES:
-        return ModelError(
-            f"the model server timed out{where}: {text}", status in status_codes, status, retry_after, retry.TIMEOUT
-        )
-    if isinstance(status, int):
-        return ModelError(f"the model server failed{where}: {text}", status in status_codes, status, retry_after, retry.SERVER)
-    if any(_is(e, "APIConnectionError", "ConnectionError", "RemoteProtocolError", "ReadError") for e in chain):
-        url = _request_url(chain) or api_base
-        to = f" to {_origin(url)}" if url else ""
-        return ModelError(f"the connection{to} was lost{where}: {text}", True, kind=retry.SERVER)
-    return ModelError(text, False, kind=retry.OTHER)
+def _key_names(model: str, api_base: str | None, message: str) -> list[str]:
+    return errors.key_names(model, api_base, message, _loaded)
 
 
 def reasoning_kwargs(reasoning: dict[str, Any] | None) -> dict[str, Any]:
@@ -442,6 +224,22 @@ def reasoning_kwargs(reasoning: dict[str, Any] | None) -> dict[str, Any]:
     if reasoning.get("effort"):
         return {"reasoning_effort": str(reasoning["effort"])}
     return {}
+
+
+_tool_choice: dict[str, bool] = {}
+
+
+def _takes_tool_choice(litellm: Any, model: str) -> bool:
+    """Whether litellm sends tool_choice to this model's provider (it refuses the parameter for one that has none,
+    e.g. ollama/ through /api/generate); cached per model."""
+    if model not in _tool_choice:
+        provider, _, name = model.partition("/") if "/" in model else ("openai", "", model)
+        try:
+            supported = litellm.get_supported_openai_params(model=name, custom_llm_provider=provider) or ()
+        except Exception:  # a provider litellm does not know: it would not know tool_choice either
+            supported = ()
+        _tool_choice[model] = "tool_choice" in supported
+    return _tool_choice[model]
 
 
 class LiteLLMModel:
@@ -458,6 +256,8 @@ class LiteLLMModel:
         """The model as the user named it (scripted/s.json), for messages."""
         self.model = resolve_model(chosen, root)
         """The model as litellm is asked for it (a scripted model's script as an absolute path)."""
+        self.server_window: int | None = None
+        """The context window the model's server said it has (llama-server /props, Ollama /api/show)."""
 
     async def complete(
         self,
@@ -466,16 +266,62 @@ class LiteLLMModel:
         on_text: Callable[[str], None],
         on_reasoning: Callable[[str], None] | None = None,
     ) -> AssistantReply:
-        """Send one request; stream text through on_text (and reasoning through on_reasoning); ModelError on failure."""
+        """Send one request; stream text through on_text (and reasoning through on_reasoning); ModelError on failure.
+
+        A server that cannot stream while tools are offered (llama-cpp-python's) gets this request again at once,
+        unstreamed, and so do the model's later ones (local_servers)."""
         # The first import takes seconds: do it off the event loop, which keeps serving meanwhile.
         global _requested
         _requested = True
         litellm = _loaded if library_loaded() else await asyncio.to_thread(_ready)
+        kwargs = self.request_kwargs(litellm, messages, tools)
+        api_base = self.config.api_base
+        notices: list[Notice] = []
+        into = streaming.Collected(on_text, on_reasoning)
+        try:
+            if local_servers.streams(self.model, api_base):
+                try:
+                    await streaming.read_stream(await litellm.acompletion(**kwargs), into)
+                except Exception as exc:
+                    if not (tools and into.kept == 0 and not into.calls and local_servers.refuses_streamed_tools(exc)):
+                        raise
+                    notice = local_servers.stop_streaming(self.model, api_base, errors.clean(str(exc)) or type(exc).__name__)
+                    notices += [notice] if notice is not None else []
+                    into = streaming.Collected(on_text, on_reasoning)
+            if not local_servers.streams(self.model, api_base):
+                whole = {k: v for k, v in kwargs.items() if k != "stream_options"}
+                streaming.read_whole(await litellm.acompletion(**{**whole, "stream": False}), into)
+            # litellm schedules its own success logging (cost, payload) as a task when the stream
+            # ends: let it run now, inside the model call whose cost it is.
+            await asyncio.sleep(0)
+        except ModelError:
+            raise
+        except Exception as exc:  # litellm raises many types; all become ModelError
+            raise classify(
+                exc,
+                self.config.retry.status_codes,
+                model=self.name,
+                api_base=api_base,
+                timeout_s=float(self.config.request_timeout_secs),
+            ) from exc
+        reply = into.reply(self.cost, tuple(notices))
+        if tools and _priced_model(self.model):  # the scripted model's usage is an estimate of the messages alone
+            dropped = local_servers.tools_dropped(self.name, api_base, reply.usage.prompt_tokens, tools)
+            if dropped is not None:
+                reply = replace(reply, notices=(*reply.notices, dropped))
+        return reply
+
+    def request_kwargs(self, litellm: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+        """litellm's arguments for one streamed request."""
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "stream": True, "num_retries": 0}
         # Without this an OpenAI-compatible server streams no usage at all.
         kwargs["stream_options"] = {"include_usage": True}
         if tools:
             kwargs["tools"] = tools
+            # Said, not left to the server: llama-cpp-python's server ignores tools without a tool_choice.
+            if _takes_tool_choice(litellm, self.model):
+                kwargs["tool_choice"] = "auto"
+            kwargs.update(caching.cache_kwargs(litellm, self.model))
         if self.config.api_base:
             kwargs["api_base"] = self.config.api_base
             if _key_names(self.model, self.config.api_base, ""):
@@ -490,88 +336,30 @@ class LiteLLMModel:
         kwargs["timeout"] = float(self.config.request_timeout_secs)
         # Retries are ours (each one an llmRetry event); the OpenAI SDK must not retry behind our back.
         kwargs["max_retries"] = 0
-        text: list[str] = []
-        kept = 0
-        thought: list[str] = []
-        thought_kept = 0
-        calls: dict[int, dict[str, str]] = {}
-        finish: str | None = None
-        usage: Usage | None = None
-        try:
-            stream = await litellm.acompletion(**kwargs)
-            async for chunk in stream:
-                if getattr(chunk, "usage", None):
-                    usage = read_usage(chunk.usage)
-                if not chunk.choices:
-                    continue
-                choice = chunk.choices[0]
-                finish = choice.finish_reason or finish
-                delta = choice.delta
-                reasoning = getattr(delta, "reasoning_content", None)
-                if isinstance(reasoning, str) and reasoning and thought_kept < MAX_REPLY_CHARS:
-                    thought.append(reasoning[: MAX_REPLY_CHARS - thought_kept])
-                    thought_kept += len(thought[-1])
-                    if on_reasoning is not None:
-                        on_reasoning(thought[-1])
-                if delta.content:
-                    # One past the cap is kept, so the orchestrator sees the reply was cut (and marks it).
-                    if kept <= MAX_REPLY_CHARS:
-                        text.append(delta.content[: MAX_REPLY_CHARS + 1 - kept])
-                        kept += len(text[-1])
-                    on_text(delta.content)
-                for tc in delta.tool_calls or ():
-                    slot = calls.setdefault(tc.index or 0, {"id": "", "name": "", "arguments": ""})
-                    slot["id"] = tc.id or slot["id"]
-                    if tc.function is not None:
-                        if tc.function.name and not slot["name"]:
-                            slot["name"] = tc.function.name
-                        slot["arguments"] += tc.function.arguments or ""
-            # litellm schedules its own success logging (cost, payload) as a task when the stream
-            # ends: let it run now, inside the model call whose cost it is.
-            await asyncio.sleep(0)
-        except ModelError:
-            raise
-        except Exception as exc:  # litellm raises many types; all become ModelError
-            raise classify(
-                exc,
-                self.config.retry.status_codes,
-                model=self.name,
-                api_base=self.config.api_base,
-                timeout_s=float(self.config.request_timeout_secs),
-            ) from exc
-        tool_calls = tuple(
-            ToolCall(id=c["id"] or f"call_{uuid.uuid4().hex[:16]}", name=c["name"], arguments_json=c["arguments"])
-            for _, c in sorted(calls.items())
-        )
-        reply = "".join(text)
-        if not reply.strip() and not tool_calls:
-            raise ModelError("the model sent an empty reply", retryable=True, kind=retry.EMPTY)
-        if usage is None:  # the provider reported none: the tokens are not known, nor is the cost
-            usage = Usage(cost=None, requests=1)
-        else:
-            usage = Usage(usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens, self.cost(usage), 1)
-        return AssistantReply(reply, tool_calls, finish, usage, "".join(thought) or None)
+        return kwargs
 
     def cost(self, usage: Usage) -> float | None:
         """The request's cost from litellm's local cost map; None when the model is not priced there."""
         return cost_of(self.model, usage)
 
+    async def prepare(self, prefix: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]) -> tuple[Notice, ...]:
+        """Before a turn's first request: learn the context window from the model's server when it says (llama-server,
+        Ollama) and the user did not; warn (once) when the system prompt and tools alone fill over a quarter of it."""
+        if not library_loaded():
+            await asyncio.to_thread(_ready)
+        if self.config.context_window is None:
+            self.server_window = await local_servers.server_window(self.model, self.config.api_base)
+        window = self.context_window()
+        if not window:
+            return ()
+        fixed = estimate_tokens(prefix) + local_servers.tools_tokens(tools)
+        notice = local_servers.fixed_share_notice(self.name, self.config.api_base, fixed, window)
+        return (notice,) if notice is not None else ()
+
     def context_window(self) -> int | None:
-        """The model's input window (max_input_tokens) from litellm's model info; None when unknown."""
-        return context_window(self.model)
-
-
-def read_usage(u: Any) -> Usage:
-    """A litellm usage object as Usage (cost not yet set): cached tokens from prompt_tokens_details."""
-
-    def count(value: Any) -> int:
-        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-
-    details = getattr(u, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) if details is not None else None
-    if not cached:
-        cached = getattr(u, "cache_read_input_tokens", None)
-    return Usage(count(getattr(u, "prompt_tokens", 0)), count(getattr(u, "completion_tokens", 0)), count(cached))
+        """The model's context window: the context_window key, else what its server said (prepare), else
+        max_input_tokens from litellm's model info; None when unknown."""
+        return self.config.context_window or self.server_window or context_window(self.model)
 
 
 def _priced_model(model: str) -> bool:
@@ -589,6 +377,7 @@ def cost_of(model: str, usage: Usage) -> float | None:
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,
             cache_read_input_tokens=usage.cached_tokens,
+            cache_creation_input_tokens=usage.cache_write_tokens,
         )
         return float(prompt) + float(completion)
     except Exception:  # litellm raises for a model it cannot price

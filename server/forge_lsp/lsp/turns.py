@@ -11,6 +11,7 @@ from forge_lsp.domain.events import (
     ContextWarning,
     Event,
     Interrupt,
+    ModelNotice,
     Retry,
     ToolCallStarted,
     TurnFinished,
@@ -140,6 +141,9 @@ def on_event(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, event: Event, t
         ls.file_failures.interrupt(event)  # and where the failures were
     elif isinstance(event, ContextWarning):
         ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=f"Forge: {event.message()}"))
+    elif isinstance(event, ModelNotice) and event.level == "warning":
+        # Each is said once per model (a cut reply as it happens): the log has the info ones.
+        ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=f"Forge: {event.message}"))
     elif isinstance(event, TurnFinished) and event.summary is not None and event.summary.error:
         ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Error, message=f"Forge: {event.summary.error}"))
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from forge_lsp.domain.config import ForgeConfig
+from forge_lsp.tools import nearest
 from forge_lsp.tools.workspace import GitExecutes, Workspace
 
 
@@ -22,6 +23,10 @@ class ToolFailure(Exception):
     def __init__(self, message: str, path: str | None = None) -> None:
         super().__init__(message)
         self.path = path
+
+
+class FileMissing(ToolFailure):
+    """A path that does not exist (ToolContext.missing adds the nearest ones that do)."""
 
 
 class ChangedSince(ToolFailure):
@@ -102,7 +107,7 @@ def read_regular(path: Path, rel: str, limit: int) -> str:
     try:
         info = os.stat(path)
     except FileNotFoundError:
-        raise ToolFailure(f"file not found: {rel}", rel) from None
+        raise FileMissing(f"file not found: {rel}", rel) from None
     if stat.S_ISDIR(info.st_mode):
         raise ToolFailure(f"{rel} is a directory, not a file", rel)
     if not stat.S_ISREG(info.st_mode):
@@ -260,7 +265,16 @@ class ToolContext:
         if buffered is not None:
             return buffered
         rel = self.workspace.relative(path)
-        return await asyncio.to_thread(read_regular, path, rel, max_bytes or self.config.max_file_size_bytes)
+        try:
+            return await asyncio.to_thread(read_regular, path, rel, max_bytes or self.config.max_file_size_bytes)
+        except FileMissing:
+            raise await self.missing(path) from None
+
+    async def missing(self, path: Path, what: str = "file") -> ToolFailure:
+        """The failure for a path that is not there, naming the nearest ones that are (tools/nearest.py)."""
+        rel = self.workspace.relative(path)
+        help_ = await asyncio.to_thread(nearest.hint, self.workspace.root, rel)
+        return FileMissing(f"{what} not found: {rel}{help_}", rel)
 
     def check_changeable(self, path: Path) -> None:
         """ToolFailure for a file git executes from (.git/config, .git/hooks/*, a .git file), in every workspace."""

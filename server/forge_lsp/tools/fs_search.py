@@ -61,6 +61,8 @@ async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
     if not str(args["pattern"]):
         raise ToolFailure("pattern must not be empty")
     target = ctx.workspace.resolve(args.get("path") or ".")
+    if not target.exists():
+        raise await ctx.missing(target, "path")
     rel = ctx.workspace.relative(target)
     argv = rg_args(args, rel)
     done = await run_process(argv, ctx.workspace.root, ctx.env, ctx.config.tool_timeout_secs, watch=ctx.watch)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -14,8 +15,8 @@ async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
     rel = ctx.workspace.relative(path)
     if path == ctx.workspace.root:
         raise ToolFailure("refusing to remove the workspace root")
-    if not path.exists():
-        raise ToolFailure(f"file not found: {rel}", rel)
+    if not os.path.lexists(path):
+        raise await ctx.missing(path)
     if path.is_dir():
         raise ToolFailure(f"{rel} is a directory; remove only removes files", rel)
     await ctx.change_file(path, None)

@@ -201,6 +201,8 @@ async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
     extra = check_env(args.get("env") or {}, settings.allow_env)
     await check_rules(command, settings, ctx)
     cwd = ctx.workspace.resolve(args.get("cwd") or ".")
+    if not cwd.exists():
+        raise await ctx.missing(cwd, "cwd")
     if not cwd.is_dir():
         raise ToolFailure(f"cwd {ctx.workspace.relative(cwd)} is not a directory")
     timeout = ctx.config.shell_timeout()

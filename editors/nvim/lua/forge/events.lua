@@ -27,6 +27,18 @@ local function summary_line(s)
   }, ", ")
 end
 
+--- The log's end of a turn says more than its notification: the files it changed, replies cut at the limit.
+local function log_summary_line(s)
+  local line = summary_line(s)
+  if s.filesChanged ~= nil then
+    line = line .. ", " .. count(s.filesChanged, "file") .. " changed"
+  end
+  if (tonumber(s.repliesCut) or 0) > 0 then
+    line = line .. ", " .. count(s.repliesCut, "reply", "replies") .. " cut at the token limit"
+  end
+  return line
+end
+
 local function format_event(e)
   local t = e.type
   if t == "turnStarted" then
@@ -47,12 +59,17 @@ local function format_event(e)
     return string.format("  ↻ %s failed: %d of %s left", e.tool, e.attemptsLeft, count(e.limit, "attempt"))
   elseif t == "llmRetry" then
     return string.format("  ⟳ model request retry %d in %d ms: %s", e.attempt, e.delayMs, e.cause)
+  elseif t == "modelNotice" then
+    return (e.level == "info" and "  ℹ " or "  ⚠ ") .. tostring(e.message or e.code)
+  elseif t == "reminder" then
+    local first = type(e.text) == "string" and vim.trim(e.text):match("^[^\n]*") or ""
+    return string.format("  ↺ reminder to the model (%s): %s", tostring(e.kind), first)
   elseif t == "interrupt" then
     return "  ⛔ " .. (e.message or e.reason.kind)
   elseif t == "turnFinished" then
     local line = "■ turn " .. tostring(e.status)
     if type(e.summary) == "table" then
-      line = line .. ": " .. summary_line(e.summary)
+      line = line .. ": " .. log_summary_line(e.summary)
     end
     return line
   end

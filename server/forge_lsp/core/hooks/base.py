@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 
 class TurnView(Protocol):
@@ -18,6 +18,9 @@ class TurnView(Protocol):
 class TurnHook:
     """One turn policy. A hook lives for one turn (its state is that turn's); each method may return
     a reminder, which the orchestrator adds to the conversation as a <system_reminder> user message."""
+
+    kind: ClassVar[str] = ""
+    """The reminder's kind on the wire (a reminder event's kind: domain/events.REMINDER_KINDS)."""
 
     def before_request(self, turn: TurnView) -> str | None:
         """Before each model request."""

@@ -11,6 +11,8 @@ from forge_lsp.domain.template_names import DOOM_LOOP_REMINDER
 class DoomLoopReminder(TurnHook):
     """Reminds at THRESHOLD repetitions, then again every THRESHOLD more: a reminder per request would drown the model."""
 
+    kind = "doomLoop"
+
     def __init__(self, templates: TemplatePort) -> None:
         self.templates = templates
         self.reminded_at = 0

@@ -12,6 +12,8 @@ OPEN = ("pending", "in_progress")
 class PendingTodosReminder(TurnHook):
     """Asked when the model answers: the open todos, unless the same ones were the last reminder."""
 
+    kind = "pendingTodos"
+
     def __init__(self, templates: TemplatePort, tools: ToolPort) -> None:
         self.templates = templates
         self.tools = tools
