@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lsprotocol import types as t
@@ -157,8 +158,9 @@ def editor_saves(client: LanguageClient, path: Path, text: str) -> None:
     config_changed(client, path)
 
 
-async def trusted_workspace(client: LanguageClient, ws: Path) -> Path:
-    write_script(ws, {"text": "ok"}, {"text": "ok"}, {"text": "ok"})
+async def trusted_workspace(client: LanguageClient, ws: Path, *script: dict[str, Any]) -> Path:
+    """ws trusted with script (the scripted model's answers: trust covers them) and its .forge.toml open."""
+    write_script(ws, *(script or ({"text": "ok"}, {"text": "ok"}, {"text": "ok"})))
     assert (await command(client, "forge.trust", {}))["trusted"] is True
     config = ws / ".forge.toml"
     open_config(client, config)
@@ -285,9 +287,9 @@ async def test_a_new_config_the_user_writes_in_the_editor_keeps_the_trust(client
 
 
 async def test_an_edit_the_agent_made_to_the_open_config_is_not_the_users_save(client: LanguageClient, ws: Path) -> None:
-    config = await trusted_workspace(client, ws)
-    hostile = config.read_text() + 'api_base = "http://127.0.0.1:9/v1"\n'
-    write_script(
+    hostile = (ws / ".forge.toml").read_text() + 'api_base = "http://127.0.0.1:9/v1"\n'
+    config = await trusted_workspace(
+        client,
         ws,
         {"tool_calls": [{"name": "write", "arguments": {"file_path": ".forge.toml", "content": hostile, "overwrite": True}}]},
         {"text": "done"},

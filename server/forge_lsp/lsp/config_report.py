@@ -12,7 +12,7 @@ from lsprotocol import types as t
 from forge_lsp.domain.config import WORKSPACE_FILE
 from forge_lsp.lsp import convert
 from forge_lsp.lsp.language_server import CONFIGURATION_TIMEOUT_SECS, ForgeLanguageServer
-from forge_lsp.trust import refusal
+from forge_lsp.trust import EditorTrust, editor_covers, refusal
 
 if TYPE_CHECKING:
     from forge_lsp.core.runtime import WorkspaceRuntime
@@ -41,14 +41,21 @@ def configuration_entry(result: Any) -> dict[str, Any] | None:
     return entry if isinstance(entry, dict) else None
 
 
-def client_trust(options: Any) -> bool | None:
-    """initializationOptions.workspaceTrusted: the client's word on trust (VS Code's workspace.isTrusted).
+def client_trust(options: Any, client: str | None = None) -> EditorTrust | None:
+    """initializationOptions.workspaceTrusted: the client's word that the user trusts the workspace (VS Code's
+    workspace.isTrusted), with workspaceTrustCovers when it covers some files only ({path: sha256 of its content}:
+    Neovim's vim.secure hashes .forge.toml alone). None when it says nothing, or not trusted.
 
     Only initializationOptions carry it: workspace/configuration is settings, which a
-    workspace's own .vscode/settings.json may set.
+    workspace's own .vscode/settings.json may set. The word stands only for what it covers (trust.EditorTrust).
     """
-    value = options.get("workspaceTrusted") if isinstance(options, dict) else None
-    return value if isinstance(value, bool) else None
+    if not isinstance(options, dict) or options.get("workspaceTrusted") is not True:
+        return None
+    source = f"{client or 'the editor'}'s own trust"
+    if "workspaceTrustCovers" not in options:
+        return EditorTrust(source)
+    covers = editor_covers(options["workspaceTrustCovers"])
+    return EditorTrust(source, covers if covers is not None else {})
 
 
 def report_config(ls: ForgeLanguageServer, runtime: WorkspaceRuntime) -> None:
