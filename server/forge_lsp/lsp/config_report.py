@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as t
+from pygls.exceptions import JsonRpcException
 
 from forge_lsp.domain.config import WORKSPACE_FILE
 from forge_lsp.lsp import convert
-from forge_lsp.lsp.language_server import CONFIGURATION_TIMEOUT_SECS, ForgeLanguageServer
+from forge_lsp.lsp.language_server import CONFIGURATION_TIMEOUT_SECS, ForgeLanguageServer, uri_to_path
 from forge_lsp.trust import EditorTrust, editor_covers, refusal
 
 if TYPE_CHECKING:
@@ -186,10 +187,27 @@ async def offer_trust(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, keys: 
 def trust(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, trusted: bool) -> dict[str, Any]:
     """Record the user's trust decision for a workspace and apply it at once."""
     runtime.set_trusted(trusted)
+    if trusted:
+        buffers_trusted(ls, runtime)
     verb = "trusted" if trusted else "no longer trusted"
     ls.log(f"{runtime.root} is {verb}: config and templates reloaded", t.MessageType.Info)
     report_config(ls, runtime)
     return {"root": str(runtime.root), "trusted": runtime.trusted, "trust": runtime.trust_state()}
+
+
+def buffers_trusted(ls: ForgeLanguageServer, runtime: WorkspaceRuntime) -> None:
+    """The user trusted runtime's files as they are: an open document whose buffer came from the disk untrusted
+    (lsp/user_saves.py) and holds the text now trusted is the user's again, so their next edit and save keep the
+    trust (a .forge.toml opened in an untrusted workspace, :ForgeTrust, an edit, :w)."""
+    for uri, doc in list(ls.workspace.text_documents.items()):
+        if uri not in ls.user_saves.from_disk:
+            continue
+        try:
+            rel = runtime.is_trust_file(uri_to_path(uri))
+        except JsonRpcException:
+            continue
+        if rel is not None and runtime.is_trusted_text(rel, doc.source):
+            ls.user_saves.from_disk.pop(uri, None)
 
 
 async def pull_configuration(ls: ForgeLanguageServer) -> None:
@@ -264,6 +282,8 @@ def reload_trust(ls: ForgeLanguageServer) -> None:
                 f"trust are ignored ({ls.wording.trust} trusts it)"
             )
             ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Info, message=said))
+            if runtime.trusted:
+                buffers_trusted(ls, runtime)
             report_config(ls, runtime)
 
 
