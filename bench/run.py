@@ -35,6 +35,9 @@ ROOT = Path(__file__).resolve().parents[1]
 FORGE = [sys.executable, "-m", "forge_lsp"]
 BARE = [sys.executable, str(ROOT / "bench" / "bare_server.py")]
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+# The benchmarks' servers are told their workspaces are trusted (as VS Code does), which the server records: in a
+# state folder of the run's own, never the user's trust store.
+os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="forge-bench-state-")
 for _name in ("FORGE_LSP_WARMUP_DELAY", "FORGE_LSP_PRELOAD"):  # the benchmarks measure the default warm-up
     os.environ.pop(_name, None)
 

@@ -232,7 +232,7 @@ class ConfigLoader:
 
     def _read_layer(self, layer: str, path: Path, problems: list[ConfigProblem]) -> dict[str, Any] | None:
         try:
-            text = read_text(path, MAX_CONFIG_BYTES)
+            text = read_text(path, MAX_CONFIG_BYTES, inside=self.root if layer == "workspace" else None)
         except Unusable as exc:
             problems.append(ConfigProblem(layer, "", str(exc), path))
             return None

@@ -176,7 +176,7 @@ def _entry_line(text: str, name: str) -> int | None:
 def _read(path: Path, layer: str, problems: list[ConfigProblem]) -> tuple[dict[str, Any], str] | None:
     """An mcp.json's mcpServers table and its text; None when there is none or it cannot be used (then reported)."""
     try:
-        text = read_text(path, MAX_MCP_FILE_BYTES)
+        text = read_text(path, MAX_MCP_FILE_BYTES, inside=path.parent if layer == "workspace" else None)
     except Unusable as exc:
         problems.append(ConfigProblem(layer, "", f"{exc}; no MCP server from it starts", path))
         return None

@@ -31,6 +31,7 @@ from typing import Any
 
 from forge_lsp.template_cache import MissingVariable, _compile, _Compiled, cache_dir
 from forge_lsp.template_grammar import _PARTIAL_NAME, TemplateError, check, lint, unescape_all
+from forge_lsp.textfile import Unusable, read_text
 
 __all__ = [
     "MAX_TEMPLATE_BYTES",
@@ -160,11 +161,13 @@ class TemplateEngine:
                 real = path.resolve()
                 if not real.is_relative_to(root):
                     raise TemplateError(f"template {path.name}: points outside the workspace ({real})")
-                if not real.is_file():
+                try:  # a regular file, read without blocking (a FIFO swapped in is refused), at most the limit
+                    text = read_text(real, MAX_TEMPLATE_BYTES)
+                except Unusable as exc:
+                    raise TemplateError(f"template {path.name} ({origin}): {exc}") from None
+                if text is None:
                     raise TemplateError(f"template {path.name} ({origin}): not a regular file")
-                if real.stat().st_size > MAX_TEMPLATE_BYTES:
-                    raise TemplateError(f"template {path.name}: larger than {MAX_TEMPLATE_BYTES} bytes")
-                source = real.read_text(encoding="utf-8")
+                source = text
                 try:
                     check(source, self._known)
                 except TemplateError as exc:

@@ -26,11 +26,17 @@ def shell(command: str) -> dict[str, Any]:
     return {"tool_calls": [{"name": "shell", "arguments": {"command": command}}]}
 
 
+WORKSPACE_TOML = 'model = "scripted/script.json"\n\n[retry]\nmin_delay_ms = 10\n'
+EDITOR_MODEL = "scripted/script.json"
+"""The trusted tests' model: the editor's setting, so that a test may write script.json as it goes (the script a
+workspace's own .forge.toml names is trust-relevant: changed from outside, it asks for trust again)."""
+
+
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
     root = tmp_path / "project"
     root.mkdir()
-    (root / ".forge.toml").write_text('model = "scripted/script.json"\n\n[retry]\nmin_delay_ms = 10\n')
+    (root / ".forge.toml").write_text(WORKSPACE_TOML)
     return root
 
 
@@ -102,10 +108,14 @@ async def client(lsp_client: LanguageClient, ws: Path, request: pytest.FixtureRe
 
     marker = request.node.get_closest_marker("settings")
     init_options = dict(marker.args[0]) if marker else {}
-    # The client says the workspace is trusted (as VS Code does for a folder the user trusts), so its
-    # scripted model applies; @pytest.mark.untrusted tests the untrusted workspace.
+    # The client says the workspace is trusted (as VS Code does for a folder the user trusts), and the scripted
+    # model is the editor's setting; @pytest.mark.untrusted tests the untrusted workspace, whose own .forge.toml
+    # names the model (ignored until trusted).
     if request.node.get_closest_marker("untrusted") is None:
         init_options.setdefault("workspaceTrusted", True)
+        init_options["settings"] = {"model": EDITOR_MODEL, **init_options.get("settings", {})}
+        if (ws / ".forge.toml").read_text() == WORKSPACE_TOML:
+            (ws / ".forge.toml").write_text("[retry]\nmin_delay_ms = 10\n")
     lsp_client.set_configuration({"maxRequestsPerTurn": 50}, section="forge")
     lsp_client.init_result = await lsp_client.initialize_session(  # type: ignore[attr-defined]
         t.InitializeParams(

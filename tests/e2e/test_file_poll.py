@@ -174,6 +174,34 @@ async def test_the_users_own_save_in_the_editor_keeps_the_trust_when_the_check_s
     assert len(client.answers.requests) == asked  # type: ignore[attr-defined]
 
 
+async def test_a_script_is_checked_though_the_client_watches_the_workspace(watching: LanguageClient, ws: Path) -> None:
+    """VS Code watches .forge.toml, .mcp.json and .forge/*/*.md for the server, not the script .forge.toml names:
+    the server's own check does (issue 34 item 2)."""
+    status = await command(watching, "forge.status", {})
+    assert (status["trusted"], status["model"]) == (True, "scripted/script.json")
+    write_script(ws, {"text": "pulled"})  # a pull adds the script; the editor's watchers say nothing
+    status = await status_shows(watching, lambda s: s["trusted"] is False)
+    assert status["trust"] == "changed"
+    assert poll_reloads(watching, "script.json")
+    await until(lambda: any("changed since you trusted it" in r.message for r in watching.answers.requests), 15)  # type: ignore[attr-defined]
+
+
+async def test_a_script_an_agent_names_is_checked_on_disk(unwatched_untrusted: LanguageClient, ws: Path) -> None:
+    client = unwatched_untrusted
+    folder = ws / ".forge" / "agents"
+    folder.mkdir(parents=True)
+    (folder / "helper.md").write_text("---\nmodel: scripted/.forge/helper.json\n---\nHelp.\n")
+    (ws / ".forge" / "helper.json").write_text('{"responses": [{"text": "hello"}]}')
+    write_script(ws, {"text": "ok"})
+    assert (await command(client, "forge.trust", {}))["trusted"] is True
+    (ws / ".forge" / "helper.json").write_text('{"responses": [{"text": "pulled"}]}')  # only the agent's script
+    status = await status_shows(client, lambda s: s["trusted"] is False)
+    assert status["trust"] == "changed"
+    assert poll_reloads(client, "helper.json")
+    agents = await command(client, "forge.listAgents", {})
+    assert "helper" not in [agent["id"] for agent in agents["agents"]]
+
+
 def forge_lsp(*args: str) -> None:
     """The CLI, as the user runs it in a terminal beside the editor (the same trust store)."""
     done = subprocess.run([*SERVER, *args], env=POLL_ENV, capture_output=True, text=True, timeout=30)

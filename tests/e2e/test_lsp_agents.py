@@ -61,6 +61,8 @@ async def test_a_workspace_agent_loads_and_a_bad_one_is_a_diagnostic_at_its_line
     bad = folder / "bad.md"
     bad.write_text("---\nid: bad\ntitle: Bad\nmax_tool_failure_per_turn: many\n---\nbody\n")
     config_changed(client, folder / "writer.md")
+    # Agents added from outside the editor (a pull) ask for trust again: the user trusts them.
+    assert (await command(client, "forge.trust", {}))["trusted"] is True
     await until(lambda: diagnostics(client, bad))
     (diag,) = diagnostics(client, bad)
     assert diag.range.start.line == 3 and diag.severity == t.DiagnosticSeverity.Error
@@ -77,6 +79,7 @@ async def test_a_workspace_agent_loads_and_a_bad_one_is_a_diagnostic_at_its_line
     # Fixed: the diagnostic goes.
     bad.write_text("---\nid: bad\nmax_tool_failure_per_turn: 2\n---\nbody\n")
     config_changed(client, bad)
+    assert (await command(client, "forge.trust", {}))["trusted"] is True
     await until(lambda: not diagnostics(client, bad))
     assert "bad" in [a["id"] for a in (await command(client, "forge.listAgents", {}))["agents"]]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lsprotocol import types as t
@@ -11,6 +12,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 from test_lsp import command, config_changed, until
 
+from forge_lsp.lsp.handlers import SAVE_WAIT_SECS
 from forge_lsp.lsp.user_saves import SAVE_FLUSH_SECS
 
 from conftest import write_script
@@ -157,12 +159,34 @@ def editor_saves(client: LanguageClient, path: Path, text: str) -> None:
     config_changed(client, path)
 
 
-async def trusted_workspace(client: LanguageClient, ws: Path) -> Path:
-    write_script(ws, {"text": "ok"}, {"text": "ok"}, {"text": "ok"})
+async def trusted_workspace(client: LanguageClient, ws: Path, *script: dict[str, Any]) -> Path:
+    """ws trusted with script (the scripted model's answers: trust covers them) and its .forge.toml open."""
+    write_script(ws, *(script or ({"text": "ok"}, {"text": "ok"}, {"text": "ok"})))
     assert (await command(client, "forge.trust", {}))["trusted"] is True
     config = ws / ".forge.toml"
     open_config(client, config)
     return config
+
+
+async def test_trusting_with_the_config_open_then_saving_an_edit_keeps_the_trust(client: LanguageClient, ws: Path) -> None:
+    """Issue 35 (Neovim 0.7.2): .forge.toml open in an untrusted workspace, :ForgeTrust, an edit, :w asked again
+    every time: the buffer, read from the disk untrusted, stayed "not the user's" after they trusted that text."""
+    write_script(ws, {"text": "ok"})
+    assert (await command(client, "forge.status", {}))["trusted"] is False  # (the workspace is open)
+    config = ws / ".forge.toml"
+    open_config(client, config)  # untrusted text, from the disk
+    assert (await command(client, "forge.trust", {}))["trusted"] is True
+    asked = len(trust_requests(client))
+    text = config.read_text()
+    for version, note in enumerate(("# my own note\n", "# and another\n"), start=2):
+        text = note + text
+        buffer_becomes(client, config, text, version)
+        editor_saves(client, config, text)
+        status = await command(client, "forge.status", {})
+        assert (status["trusted"], status["trust"]) == (True, "trusted")
+    await asyncio.sleep(SAVE_WAIT_SECS + 0.3)  # the watcher's reload, which waits for the save
+    assert (await command(client, "forge.status", {}))["trusted"] is True
+    assert len(trust_requests(client)) == asked
 
 
 async def test_a_save_the_user_makes_in_the_editor_keeps_the_trust(client: LanguageClient, ws: Path) -> None:
@@ -285,9 +309,9 @@ async def test_a_new_config_the_user_writes_in_the_editor_keeps_the_trust(client
 
 
 async def test_an_edit_the_agent_made_to_the_open_config_is_not_the_users_save(client: LanguageClient, ws: Path) -> None:
-    config = await trusted_workspace(client, ws)
-    hostile = config.read_text() + 'api_base = "http://127.0.0.1:9/v1"\n'
-    write_script(
+    hostile = (ws / ".forge.toml").read_text() + 'api_base = "http://127.0.0.1:9/v1"\n'
+    config = await trusted_workspace(
+        client,
         ws,
         {"tool_calls": [{"name": "write", "arguments": {"file_path": ".forge.toml", "content": hostile, "overwrite": True}}]},
         {"text": "done"},

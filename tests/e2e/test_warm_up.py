@@ -21,6 +21,9 @@ OFF_ENV = {**ENV, "FORGE_LSP_WARMUP_DELAY": "off"}
 
 
 async def start(client: LanguageClient, ws: Path) -> None:
+    # The script before the editor trusts the workspace: its trust covers the script as it is then.
+    write_script(ws, {"text": "warm"})
+
     @client.feature(t.CLIENT_REGISTER_CAPABILITY)
     def register(params: t.RegistrationParams) -> None:
         pass
@@ -74,7 +77,6 @@ async def test_status_answers_while_litellm_loads_and_then_reports_it_loaded(war
     assert len(loading) >= 3, answers
     assert max(loading) < 2, answers  # generous: a 2-core machine shared with other work (0.5 s seen)
     # Loaded and warm: a turn goes straight to the model.
-    write_script(ws, {"text": "warm"})
     started = time.monotonic()
     result = await warm_client.workspace_execute_command_async(
         t.ExecuteCommandParams(command="forge.run", arguments=[{"prompt": "hi"}])

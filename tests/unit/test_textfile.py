@@ -41,3 +41,22 @@ def test_every_loader_reports_the_same_reason(tmp_path: Path) -> None:
     commands = Commands.load(root, trusted=True, user=tmp_path / "commands")
     messages = [p.message for p in (*config.problems, *mcp.problems, *commands.problems)]
     assert len(messages) == 3 and all("not a regular file" in m for m in messages), messages
+
+
+def test_a_workspace_file_linked_out_of_the_workspace_is_not_read(tmp_path: Path) -> None:
+    """.forge.toml and .mcp.json that lead elsewhere (a link to a file of the user's, or to /dev/zero) are not read,
+    trusted or not, and say why; the user's own files may be links anywhere."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    (tmp_path / "elsewhere.toml").write_text("max_requests_per_turn = 1\n")
+    (tmp_path / "elsewhere.json").write_text('{"mcpServers": {"x": {"command": "true"}}}')
+    (root / ".forge.toml").symlink_to(tmp_path / "elsewhere.toml")
+    (root / ".mcp.json").symlink_to(tmp_path / "elsewhere.json")
+    config = ConfigLoader(root, tmp_path / "config.toml").load(trusted=True)
+    mcp = load_servers(tmp_path / "mcp.json", None, root, trusted=True)
+    assert config.config.max_requests_per_turn != 1 and mcp.servers == {}
+    messages = [p.message for p in (*config.problems, *mcp.problems)]
+    assert len(messages) == 2 and all("points outside the workspace" in m for m in messages), messages
+    user = tmp_path / "config.toml"
+    user.symlink_to(tmp_path / "elsewhere.toml")
+    assert ConfigLoader(root, user).load().config.max_requests_per_turn == 1

@@ -400,6 +400,8 @@ class ForgeAgent:
             raise invalid_params("the prompt has no text") from None
         except BadPrompt as exc:
             raise invalid_params(str(exc)) from None
+        if runtime.refresh_trust() and not runtime.trusted:  # a trust-relevant file changed since the file check
+            self.trust_lost(runtime)
         try:
             expansion = expand_prompt(runtime, prompt)  # "/name args": the command's prompt
         except BadPrompt as exc:  # an unknown command, a template that fails: said in the chat, the turn ends

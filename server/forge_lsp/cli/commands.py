@@ -19,11 +19,14 @@ def trust_command(folder: Path, revoke: bool, status: bool, out: TextIO) -> int:
     if status:
         state = store.state(root)
         words = {TRUSTED: "trusted", CHANGED: "not trusted (its files changed since you trusted it)"}
-        say(out, f"{root}: {words.get(state, 'not trusted')}")
+        revoked = "not trusted (revoked: an editor's own trust does not count until you trust it again)"
+        say(out, f"{root}: {words.get(state, revoked if store.revoked(root) else 'not trusted')}")
         return 0 if state == TRUSTED else 1
     if revoke:
         known = store.revoke(root)
-        say(out, f"{root}: no longer trusted" if known else f"{root}: was not trusted")
+        # Recorded either way: no editor's own trust (VS Code's Workspace Trust, Neovim's :trust) brings it back.
+        said = "no longer trusted" if known else "was not trusted"
+        say(out, f"{root}: {said}, and an editor's own trust will not count for it until you trust it again")
         return 0
     store.trust(root)
     present = [p.relative_to(root).as_posix() if p.is_relative_to(root) else str(p) for p in trust_files(root) if p.exists()]

@@ -1,5 +1,6 @@
-"""The config files, checked on disk where nobody says they changed: no editor watches the user's files, and
-some clients watch none of a workspace's (Neovim on Linux, 0.7; every ACP client).
+"""The config files, checked on disk where nobody says they changed: no editor watches the user's files, some
+clients watch none of a workspace's (Neovim on Linux, 0.7; every ACP client), and none watches every file trust
+covers (a scripted model's script, one an agent names, a link's target).
 
 Each round stats a small fixed set of paths (mtime, size, inode) and lists the definition folders' *.md;
 nothing is read unless something changed. What a change means is the frontend's (on_change).
@@ -13,6 +14,8 @@ import os
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
+
+from forge_lsp.trust import client_watches as watched_by_client
 
 if TYPE_CHECKING:
     from forge_lsp.core.runtime import WorkspaceRuntime
@@ -61,15 +64,19 @@ def changes(old: Snapshot, new: Snapshot) -> list[tuple[Path, Change]]:
     return found
 
 
-def config_groups(runtimes: Sequence[WorkspaceRuntime], workspaces: bool = True) -> Iterator[Group]:
+def config_groups(runtimes: Sequence[WorkspaceRuntime], client_watches: bool = False) -> Iterator[Group]:
     """The config files of these runtimes as groups: (USER, the user's files) and (TRUST, the trust store) once
-    (every runtime of a process reads the same user's), then (root, its files) per workspace when workspaces."""
+    (every runtime of a process reads the same user's), then (root, its files) per workspace: every file its
+    trust covers and its definition folders, or where the client watches the workspace for the server only
+    what its watchers do not report (a script, a link's target)."""
     for runtime in runtimes[:1]:
         yield USER, snapshot(*runtime.user_files())
         yield TRUST, snapshot([runtime.trust_store.path], [])
-    if workspaces:
-        for runtime in runtimes:
-            yield runtime.root, snapshot(*runtime.workspace_files())
+    for runtime in runtimes:
+        files, folders = runtime.workspace_files()
+        if client_watches:
+            files, folders = [path for path in files if not watched_by_client(path, runtime.root)], []
+        yield runtime.root, snapshot(files, folders)
 
 
 class FilePoll:

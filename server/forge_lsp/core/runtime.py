@@ -48,6 +48,7 @@ from forge_lsp.trust import (
     MCP_FILE,
     TEMPLATES_DIR,
     TRUSTED_DIRS,
+    EditorTrust,
     Survey,
     TrustStore,
     cannot_trust,
@@ -55,6 +56,7 @@ from forge_lsp.trust import (
     save_keeps_trust,
     text_digest,
     unchanged_but,
+    watched_files,
 )
 
 log = logging.getLogger(__name__)
@@ -164,10 +166,12 @@ class WorkspaceRuntime:
         editor_settings: Any = None,
         trusted: bool | None = None,
         trust_store: TrustStore | None = None,
+        editor_trust: EditorTrust | None = None,
     ) -> None:
-        """trusted: the client's word (VS Code's workspace.isTrusted, `run --trust`); None asks the
-        user's trust store (`forge-lsp trust DIR`, forge.trust), which also counts when the client
-        says False."""
+        """trusted: the user's word for this process alone (`run --trust`), not recorded; None asks the
+        user's trust store (`forge-lsp trust DIR`, forge.trust). editor_trust: the editor's own word (VS Code's
+        workspace.isTrusted, Neovim's vim.secure of .forge.toml), recorded where it covers every trust-relevant
+        file and the user has decided nothing here (TrustStore.adopt); the store decides from then on."""
         self.root = root.resolve()
         self.workspace = Workspace(self.root)
         self.session = Session(None, files or DiskFiles(), ask)
@@ -176,7 +180,13 @@ class WorkspaceRuntime:
         self.loader = ConfigLoader(self.root, user_config)
         self.loader.set_editor(editor_settings)
         self.trust_store = trust_store or TrustStore()
-        self._client_trusted = trusted
+        self._client_trusted = trusted is True
+        self._editor_trust = editor_trust
+        if editor_trust is not None:
+            try:
+                self.trust_store.adopt(self.root, editor_trust)
+            except Exception as exc:  # an unreadable store, a file that cannot be trusted: the store decides
+                log.warning("trust store: %s", exc)
         self._trusted_files: dict[str, str] | None = None
         """Each trust-relevant file's digest when the store last said trusted (a user's save is checked against it)."""
         self._survey: Survey | None = None
@@ -263,8 +273,19 @@ class WorkspaceRuntime:
         return [user, user_mcp_path(user)], [user_agents_dir(user), user.parent / "commands"]
 
     def workspace_files(self) -> tuple[list[Path], list[Path]]:
-        """The workspace's files trust covers (.forge.toml, .mcp.json) and its .forge/ definition folders."""
-        return [self.root / WORKSPACE_FILE, self.root / MCP_FILE], [self.root / folder for folder in TRUSTED_DIRS]
+        """The workspace's files trust covers (.forge.toml, .mcp.json, the scripts and every other file of the last
+        trust check) and its .forge/ definition folders."""
+        return watched_files(self.root, self._survey), [self.root / folder for folder in TRUSTED_DIRS]
+
+    def refresh_trust(self) -> bool:
+        """Before what trust allows (a turn, starting MCP servers): when the trust in force is no longer what the
+        store and the files say (a trust-relevant file changed since the last check), the config is read again
+        (True); the frontends' own check reports it within its round."""
+        if not self.trust_changed():
+            return False
+        log.info("%s: its trust-relevant files or the trust store changed; config read again", self.root)
+        self.reload_config()
+        return True
 
     def trust_changed(self) -> bool:
         """The trust store says otherwise than the trust in force: the user ran `forge-lsp trust` (or
@@ -310,7 +331,7 @@ class WorkspaceRuntime:
     def client_trust_refused(self) -> str | None:
         """Why the client's trust (VS Code's workspace.isTrusted, `run --trust`) does not apply: the
         workspace cannot be trusted as it is (see trust.refusal); None when it applies or was not given."""
-        return cannot_trust(self.root) if self._client_trusted else None
+        return cannot_trust(self.root) if self._client_trusted or self._editor_trust else None
 
     def set_trusted(self, trusted: bool) -> EffectiveConfig:
         """The user's decision (forge.trust, the Trust button): recorded, then config and templates reload."""
@@ -318,7 +339,7 @@ class WorkspaceRuntime:
             self.trust_store.trust(self.root)
         else:
             self.trust_store.revoke(self.root)
-            self._client_trusted = None
+            self._client_trusted = False
         return self.reload_config()
 
     def untrusted_problems(self, model: str | None = None) -> list[ConfigProblem]:
@@ -661,7 +682,8 @@ class WorkspaceRuntime:
             why = ""
             named = [p for p in self.agents.ignored + self.agents.problems if p.path is not None and p.path.stem == agent_id]
             if named and named[0].code == UNTRUSTED:
-                why = f" ({named[0].path} is ignored: this workspace is not trusted)"
+                since = ": its files changed since you trusted it" if self.trust_state() == "changed" else ""
+                why = f" ({named[0].path} is ignored: this workspace is not trusted{since})"
             elif named:
                 why = f" ({named[0].path}:{named[0].line} is not loaded: {named[0].message})"
             raise UnknownAgent(f"unknown agent {agent_id!r}{why}; agents: {', '.join(self.agents.agents.ids())}")
@@ -724,6 +746,7 @@ class WorkspaceRuntime:
         if self._undoing is not None:
             raise TurnInProgress(f"turn {self._undoing} is being undone in this workspace; run again when it is done")
         check_prompt(prompt)
+        self.refresh_trust()
         session = session or self.session
         chosen = self.agent(agent) if agent is not None else self.agent_of(session)
         model = model or chosen.model or self.config.model

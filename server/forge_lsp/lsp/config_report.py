@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as t
+from pygls.exceptions import JsonRpcException
 
 from forge_lsp.domain.config import WORKSPACE_FILE
 from forge_lsp.lsp import convert
-from forge_lsp.lsp.language_server import CONFIGURATION_TIMEOUT_SECS, ForgeLanguageServer
-from forge_lsp.trust import refusal
+from forge_lsp.lsp.language_server import CONFIGURATION_TIMEOUT_SECS, ForgeLanguageServer, uri_to_path
+from forge_lsp.trust import EditorTrust, editor_covers, refusal
 
 if TYPE_CHECKING:
     from forge_lsp.core.runtime import WorkspaceRuntime
@@ -41,14 +42,21 @@ def configuration_entry(result: Any) -> dict[str, Any] | None:
     return entry if isinstance(entry, dict) else None
 
 
-def client_trust(options: Any) -> bool | None:
-    """initializationOptions.workspaceTrusted: the client's word on trust (VS Code's workspace.isTrusted).
+def client_trust(options: Any, client: str | None = None) -> EditorTrust | None:
+    """initializationOptions.workspaceTrusted: the client's word that the user trusts the workspace (VS Code's
+    workspace.isTrusted), with workspaceTrustCovers when it covers some files only ({path: sha256 of its content}:
+    Neovim's vim.secure hashes .forge.toml alone). None when it says nothing, or not trusted.
 
     Only initializationOptions carry it: workspace/configuration is settings, which a
-    workspace's own .vscode/settings.json may set.
+    workspace's own .vscode/settings.json may set. The word stands only for what it covers (trust.EditorTrust).
     """
-    value = options.get("workspaceTrusted") if isinstance(options, dict) else None
-    return value if isinstance(value, bool) else None
+    if not isinstance(options, dict) or options.get("workspaceTrusted") is not True:
+        return None
+    source = f"{client or 'the editor'}'s own trust"
+    if "workspaceTrustCovers" not in options:
+        return EditorTrust(source)
+    covers = editor_covers(options["workspaceTrustCovers"])
+    return EditorTrust(source, covers if covers is not None else {})
 
 
 def report_config(ls: ForgeLanguageServer, runtime: WorkspaceRuntime) -> None:
@@ -179,10 +187,27 @@ async def offer_trust(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, keys: 
 def trust(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, trusted: bool) -> dict[str, Any]:
     """Record the user's trust decision for a workspace and apply it at once."""
     runtime.set_trusted(trusted)
+    if trusted:
+        buffers_trusted(ls, runtime)
     verb = "trusted" if trusted else "no longer trusted"
     ls.log(f"{runtime.root} is {verb}: config and templates reloaded", t.MessageType.Info)
     report_config(ls, runtime)
     return {"root": str(runtime.root), "trusted": runtime.trusted, "trust": runtime.trust_state()}
+
+
+def buffers_trusted(ls: ForgeLanguageServer, runtime: WorkspaceRuntime) -> None:
+    """The user trusted runtime's files as they are: an open document whose buffer came from the disk untrusted
+    (lsp/user_saves.py) and holds the text now trusted is the user's again, so their next edit and save keep the
+    trust (a .forge.toml opened in an untrusted workspace, :ForgeTrust, an edit, :w)."""
+    for uri, doc in list(ls.workspace.text_documents.items()):
+        if uri not in ls.user_saves.from_disk:
+            continue
+        try:
+            rel = runtime.is_trust_file(uri_to_path(uri))
+        except JsonRpcException:
+            continue
+        if rel is not None and runtime.is_trusted_text(rel, doc.source):
+            ls.user_saves.from_disk.pop(uri, None)
 
 
 async def pull_configuration(ls: ForgeLanguageServer) -> None:
@@ -257,6 +282,8 @@ def reload_trust(ls: ForgeLanguageServer) -> None:
                 f"trust are ignored ({ls.wording.trust} trusts it)"
             )
             ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Info, message=said))
+            if runtime.trusted:
+                buffers_trusted(ls, runtime)
             report_config(ls, runtime)
 
 

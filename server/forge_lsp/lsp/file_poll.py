@@ -1,6 +1,7 @@
 """The config files checked on disk (core/file_poll.py) for the language server: the user's and the trust
 store always (no editor watches them), a workspace's where the editor does not watch them for the server
-(Neovim on Linux, 0.7).
+(Neovim on Linux, 0.7), and where it does, the trust-relevant files its watchers miss (a scripted model's
+script, a script an agent names, a link's target).
 
 A workspace file's change takes the path the editor's watcher takes.
 """
@@ -37,14 +38,16 @@ class FilePoll(file_poll.FilePoll):
         super().__init__(self.files, self.changed, self.failed)
         self.ls = ls
         self.workspaces = workspaces
-        """Whether the workspaces' files are polled too (the editor does not watch them)."""
+        """Whether all of the workspaces' files are polled (the editor does not watch them); else only those its
+        watchers miss (a scripted model's script, a link's target)."""
         self.on_workspace = on_workspace
         self.on_user = on_user
         self.on_trust = on_trust
 
     def files(self) -> Iterator[Group]:
-        """The user's files and the trust store, then each workspace's when polled."""
-        return config_groups(list(self.ls.workspaces), self.workspaces)
+        """The user's files and the trust store, then each workspace's (where the editor watches them, only what
+        its watchers miss)."""
+        return config_groups(list(self.ls.workspaces), client_watches=not self.workspaces)
 
     def changed(self, key: Hashable, changed: list[tuple[Path, Change]]) -> None:
         if key == TRUST:  # only a workspace whose trust it changes reads its config again

@@ -41,7 +41,7 @@ def open_runtime(ls: ForgeLanguageServer, root: Path) -> WorkspaceRuntime:
         files=files,
         ask=ls.ask_user,
         editor_settings=ls.editor_settings,
-        trusted=ls.client_trusted,
+        editor_trust=ls.editor_trust,
     )
     runtime.on_notice = ls.show_notice
     files.edit_review = lambda: runtime.config.edit_review

@@ -61,7 +61,7 @@ def object_argument(args: tuple[Any, ...], command: str) -> dict[str, Any]:
 def initialize(ls: ForgeLanguageServer, params: t.InitializeParams) -> None:
     """initialize: the editor's settings and its word on trust, from initializationOptions."""
     ls.init_settings = unwrap_settings(params.initialization_options)
-    ls.client_trusted = client_trust(params.initialization_options)
+    ls.editor_trust = client_trust(params.initialization_options, params.client_info.name if params.client_info else None)
     ls.wording = wording.for_client(params.client_info.name if params.client_info else None, params.initialization_options)
     ls.editor_settings = dict(ls.init_settings)
     if getattr(ls, "_server", None) is None:  # stdio: the editor started this process (TCP: it may be elsewhere)

@@ -26,6 +26,7 @@ from forge_lsp.render import EventLines
 
 if TYPE_CHECKING:
     from forge_lsp.core.runtime import WorkspaceRuntime
+    from forge_lsp.trust import EditorTrust
 
 # The runtime (config, templates, tools, state) is imported on first use, not at start:
 # initialize must answer as fast as a bare pygls server.
@@ -62,8 +63,9 @@ class ForgeLanguageServer(LanguageServer):
         """Settings news numbered as they come (a pull when sent, a push when received): the newest wins."""
         self.settings_applied = 0
         """The number of the settings in force: a pull answered after a newer push or pull is set aside."""
-        self.client_trusted: bool | None = None
-        """What the client said of trust at initialize (VS Code's workspace.isTrusted); None: nothing."""
+        self.editor_trust: EditorTrust | None = None
+        """The client's own word at initialize that the user trusts the workspace (VS Code's workspace.isTrusted,
+        Neovim's vim.secure of .forge.toml) and what it covers; None: it said nothing, or not trusted."""
         self.wording = GENERIC
         """How the client names its ways to trust a workspace and to set the model (initialize says)."""
         self.config_uris: dict[Path, set[str]] = {}

@@ -60,12 +60,14 @@ def publish(ls: ForgeLanguageServer, runtime: WorkspaceRuntime) -> None:
 
 async def servers(runtime: WorkspaceRuntime) -> dict[str, Any]:
     """forge.mcpServers: {servers: [{name, state, source, reason?, tools: [{name, description}]}]} (started if not yet)."""
+    runtime.refresh_trust()  # a trust-relevant file changed since the last check: nothing of it starts
     await runtime.mcp.wait_started()
     return {"servers": redact_data(runtime.mcp_describe())}
 
 
 async def restart(runtime: WorkspaceRuntime, name: Any) -> dict[str, Any]:
     """forge.restartMcpServer {name}: that server stopped and started again; its status once ready or failed."""
+    runtime.refresh_trust()
     untrusted = next((server for server in runtime.mcp_untrusted(0) if server["name"] == name), None)
     if untrusted is not None:  # listed, never started: trusting the workspace starts it
         raise JsonRpcInvalidParams(f"MCP server {name}: {untrusted['reason']}; trust it to start its .mcp.json servers")

@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from forge_lsp.textfile import Unusable, read_text
+
 if TYPE_CHECKING:
     from forge_lsp.core.runtime import WorkspaceRuntime
 
@@ -30,17 +32,11 @@ MAX_COMPARED_BYTES = 1024 * 1024
 
 
 def disk_text(path: Path) -> str | None:
-    """The file's text as an editor would show it, or None (missing, too large, not UTF-8)."""
+    """The file's text as an editor would show it, or None (missing, too large, not UTF-8, not a regular file:
+    a FIFO in its place is never opened for reading, which would block the server)."""
     try:
-        with path.open("rb") as f:
-            data = f.read(MAX_COMPARED_BYTES + 1)
-    except OSError:
-        return None
-    if len(data) > MAX_COMPARED_BYTES:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
+        return read_text(path, MAX_COMPARED_BYTES)
+    except (OSError, Unusable):
         return None
 
 

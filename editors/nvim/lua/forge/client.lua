@@ -44,7 +44,8 @@ M.handlers = {
   ["window/showMessage"] = prompts.on_show_message,
 }
 
---- before_init: tell the server what Neovim's trust store says (a client fact, like VS Code's isTrusted).
+--- before_init: tell the server what Neovim's trust store says (a client fact, like VS Code's isTrusted), and
+--- what it covers: .forge.toml's content alone. The server's own fingerprint of every trust-relevant file decides.
 function M.before_init(params, lsp_config)
   local options = type(params.initializationOptions) == "table" and params.initializationOptions or {}
   -- Config merging (vim.lsp.config, deepcopy) can turn {} back into a plain table, sent as [].
@@ -53,8 +54,10 @@ function M.before_init(params, lsp_config)
   params.capabilities = review.capabilities(params.capabilities or vim.lsp.protocol.make_client_capabilities())
   -- The agent's edits reach the disk: the server asks this plugin to save what it edited (forge.saves).
   params.capabilities = saves.capabilities(params.capabilities)
-  if lsp_config.root_dir and trust.neovim_trusts(lsp_config.root_dir) then
+  local hash = lsp_config.root_dir and trust.neovim_trusts(lsp_config.root_dir)
+  if hash then
     options.workspaceTrusted = true
+    options.workspaceTrustCovers = { [".forge.toml"] = hash }
   end
   -- What the server's messages name to trust a workspace and to set the model: this plugin's.
   options.wording = {

@@ -12,7 +12,6 @@ local info = health.info or health.report_info
 
 local forge = require("forge")
 local config = require("forge.config")
-local trust = require("forge.trust")
 local mcp = require("forge.mcp")
 
 --- Run argv, return its trimmed output and exit code (nil, "timeout" after timeout_ms).
@@ -144,20 +143,18 @@ local function model_ignored(root)
   return false
 end
 
+--- What trusting a workspace means, said with every advice to trust one: review first, trust what you read.
+local REVIEW = "review its .forge.toml, .mcp.json and .forge/ (and the scripts they name) first, then :ForgeTrust "
+  .. "trusts them as they are (`forge-lsp trust %s` in a terminal)"
+
 local function check_trust(root, client)
   if not root then
     return
   end
-  local neovim_trusts = trust.neovim_trusts(root)
-  if neovim_trusts then
-    ok("Neovim's trust store (vim.secure.trust) trusts " .. root .. "/.forge.toml")
-  end
+  -- Neovim's own trust store (vim.secure) is neither reported nor advised: it covers .forge.toml alone, and the
+  -- server's own check of every trust-relevant file decides (:ForgeTrust records both).
   if not client then
-    if vim.secure and not neovim_trusts then
-      warn("Neovim's trust store does not list " .. root .. "/.forge.toml (or it changed since)", {
-        ":ForgeTrust trusts it (once the server runs), or `forge-lsp trust " .. root .. "`",
-      })
-    end
+    info("no forge-lsp runs for this workspace yet: whether it is trusted is the server's to say (`forge-lsp trust " .. root .. " --status`)")
     return
   end
   local params = { command = "forge.status", arguments = { vim.empty_dict() } }
@@ -173,7 +170,8 @@ local function check_trust(root, client)
     ok("model " .. tostring(model) .. ", limit " .. tostring(status.limit))
   elseif status.trusted == false and model_ignored(root) then
     warn("no model: the workspace's model is ignored because the workspace is not trusted", {
-      ":ForgeTrust (or `forge-lsp trust " .. root .. "`) to trust it, or settings.model in setup()",
+      "settings.model in setup() sets your own",
+      "or, to use the workspace's: " .. REVIEW:format(root),
     })
   else
     warn("no model is set", {
@@ -181,14 +179,14 @@ local function check_trust(root, client)
     })
   end
   if status.trusted == true then
-    if neovim_trusts or not vim.secure then
-      ok("the server trusts this workspace")
-    else
-      ok("the server trusts this workspace (Neovim's trust store does not list it: :ForgeTrust adds it)")
-    end
+    ok("the server trusts this workspace (its trust-relevant files as you trusted them)")
+  elseif status.trust == "changed" then
+    warn("the workspace's files changed since you trusted it (a pull, another program): what needs trust is ignored", {
+      "see what changed (git diff, git log -p); " .. REVIEW:format(root),
+    })
   elseif status.trusted == false then
     warn("the workspace is not trusted: settings that run code or send data elsewhere are ignored", {
-      ":ForgeTrust (or `forge-lsp trust " .. root .. "`) to trust it",
+      REVIEW:format(root),
     })
   else
     info("this server does not report trust")
@@ -219,7 +217,7 @@ local function check_mcp(client)
     if server.state == "failed" then
       fail(line, { ":ForgeMcp restart " .. tostring(server.name) .. " once it is mended; the server's log has the details" })
     elseif server.state == "untrusted" then -- the workspace's .mcp.json: listed, never started
-      warn(line, { ":ForgeTrust (or `forge-lsp trust DIR`) starts the workspace's .mcp.json servers" })
+      warn(line, { "each .mcp.json server is a program the workspace starts: read .mcp.json before :ForgeTrust" })
     elseif server.state == "ready" or server.state == "disabled" then
       ok(line)
     else

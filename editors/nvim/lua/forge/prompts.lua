@@ -37,33 +37,152 @@ local STOP = "Stop"
 local CONTINUE_HINT = "Forge: turn left interrupted; :ForgeContinue continues it"
 local TRUST_HINT = "Forge: workspace left untrusted; :ForgeTrust trusts it"
 
---- The Trust question, asked once Neovim is up (not over the file being opened), through
---- vim.ui.select. Only "Trust" trusts; "Not now", Escape, or a stray key (":w" typed at the default
---- numbered list) leave the workspace untrusted and say how to trust it later.
-local function ask_trust(message)
-  local function now()
-    if #vim.api.nvim_list_uis() == 0 then
-      notify(TRUST_HINT, levels.WARN)
-      record(message, "no answer (no UI to ask)")
-      return
-    end
-    ask(message, { { title = "Trust" }, { title = "Not now" } }, function(choice)
-      vim.schedule(function()
-        record(message, choice and choice.title or "no answer")
-        vim.cmd("redraw")
-        if choice and choice.title == "Trust" then
-          require("forge.commands").trust()
-        else
-          notify(TRUST_HINT, levels.WARN)
-        end
-      end)
+local uv = vim.uv or vim.loop
+
+--- How long the user has typed nothing before the Trust question may be asked, in milliseconds.
+M.idle_ms = 1500
+local last_key = uv.now()
+-- Every key the user types: the Trust question waits until they have typed nothing for idle_ms.
+vim.on_key(function()
+  last_key = uv.now()
+end, vim.api.nvim_create_namespace("forge.trust_idle"))
+
+--- The Trust question waiting for the user to be idle: { message, client_id }, the latest one only.
+local pending = nil
+local timer = nil
+
+local function idle()
+  local mode = vim.api.nvim_get_mode()
+  return vim.v.vim_did_enter == 1
+    and mode.mode == "n"
+    and not mode.blocking
+    and vim.fn.getcmdwintype() == ""
+    and vim.fn.getchar(1) == 0
+    and uv.now() - last_key >= M.idle_ms
+end
+
+local function stop_waiting()
+  if timer then
+    timer:stop()
+    timer:close()
+    timer = nil
+  end
+end
+
+--- Whether vim.ui.select is Neovim's own (a numbered list read by inputlist()), not a picker plugin's.
+local function builtin_select()
+  local info = debug.getinfo(vim.ui.select, "S")
+  return info ~= nil and type(info.source) == "string" and info.source:find("vim[/\\]ui%.lua$") ~= nil
+end
+
+--- The Trust question as Neovim's own list shows it, read as a line, so that nothing typed is lost: "1" trusts;
+--- "2", "q" or nothing is Not now; a command typed there (":ForgeTrust", ":w" out of habit) is the command's and
+--- runs as typed (so a typed :ForgeTrust always trusts); anything else is a stray key: no answer.
+local function ask_line(message, on_answer)
+  local prompt = one_line(message) .. "\n1: Trust\n2: Not now\nType number and <Enter> (q or empty cancels): "
+  local ok, text = pcall(vim.fn.input, { prompt = prompt, cancelreturn = "" })
+  text = ok and vim.trim(text) or "" -- (<C-c> raises "Keyboard interrupt")
+  if text:sub(1, 1) == ":" then
+    on_answer(nil, text)
+  elseif text == "1" then
+    on_answer("Trust")
+  elseif text == "2" or text == "q" or text == "" then
+    on_answer("Not now")
+  else
+    on_answer(nil)
+  end
+end
+
+local function ask_now(question)
+  local function answered(title, typed)
+    vim.schedule(function()
+      record(question.message, title or (typed and ("no answer (" .. typed .. " typed: it runs)") or "no answer"))
+      vim.cmd("redraw")
+      if title == "Trust" then
+        require("forge.commands").trust()
+        return
+      end
+      if not (typed and typed:match("^:%s*ForgeTr")) then
+        notify(TRUST_HINT, levels.WARN)
+      end
+      if typed then
+        vim.api.nvim_feedkeys(typed .. "\r", "nt", false)
+      end
     end)
   end
-  if vim.v.vim_did_enter == 1 then
-    vim.schedule(now)
-  else
-    vim.api.nvim_create_autocmd("VimEnter", { once = true, callback = vim.schedule_wrap(now) })
+  if builtin_select() then
+    ask_line(question.message, answered)
+    return
   end
+  ask(question.message, { { title = "Trust" }, { title = "Not now" } }, function(choice)
+    answered(choice and choice.title or nil)
+  end)
+end
+
+--- The question is still to be asked when the server still does not trust the workspace (the user may have
+--- typed :ForgeTrust, or run `forge-lsp trust`, meanwhile): then on_still().
+local function still_untrusted(question, on_still)
+  local client = question.client_id and vim.lsp.get_client_by_id(question.client_id)
+  if not client then
+    on_still()
+    return
+  end
+  local params = { command = "forge.status", arguments = { vim.empty_dict() } }
+  local function handler(err, result)
+    vim.schedule(function()
+      if err or type(result) ~= "table" or result.trusted ~= true then
+        on_still()
+      end
+    end)
+  end
+  if vim.fn.has("nvim-0.11") == 1 then
+    client:request("workspace/executeCommand", params, handler)
+  else
+    client.request("workspace/executeCommand", params, handler)
+  end
+end
+
+local function check()
+  if not pending or not idle() then
+    return
+  end
+  local question = pending
+  pending = nil
+  stop_waiting()
+  still_untrusted(question, function()
+    if pending then -- a newer question came meanwhile: that one is asked
+      return
+    end
+    if idle() then
+      ask_now(question)
+    else
+      M.ask_when_idle(question)
+    end
+  end)
+end
+
+--- Ask the Trust question once the user is idle: Normal mode, nothing typed for idle_ms, no key pending, not in
+--- the command line or its window. It never comes over what the user is typing, so it takes no key meant for
+--- something else (a `:ForgeTrust` typed as it arrives is the command's, and trusts). Asked through a picker
+--- plugin's vim.ui.select, or as Neovim's own numbered list read as a line (ask_line: a command typed at it
+--- still runs); only "Trust" trusts; "Not now", Escape, or a stray key leave the workspace untrusted and say
+--- how to trust it later.
+function M.ask_when_idle(question)
+  pending = question
+  if timer then
+    return
+  end
+  timer = uv.new_timer()
+  timer:start(250, 250, vim.schedule_wrap(check))
+end
+
+local function ask_trust(message, client_id)
+  if #vim.api.nvim_list_uis() == 0 then
+    notify(TRUST_HINT, levels.WARN)
+    record(message, "no answer (no UI to ask)")
+    return
+  end
+  M.ask_when_idle({ message = message, client_id = client_id })
 end
 
 local function is_trust_question(actions)
@@ -71,7 +190,7 @@ local function is_trust_question(actions)
 end
 
 --- window/showMessageRequest: the Continue offer after an interrupt, Allow/Deny and Trust questions.
-function M.on_message_request(_, params)
+function M.on_message_request(_, params, ctx)
   local actions = params and params.actions or {}
   local message = params and params.message or ""
   if #actions == 0 then
@@ -80,8 +199,8 @@ function M.on_message_request(_, params)
   end
   if is_trust_question(actions) then
     -- Not held open: the server needs no answer (":ForgeTrust" is what trusts), and the question
-    -- must not block startup; it is asked once the editor is up.
-    ask_trust(message)
+    -- must not block startup nor come over what the user types: it is asked once they are idle.
+    ask_trust(message, ctx and ctx.client_id)
     return vim.NIL
   end
   local is_continue = #actions == 1 and actions[1].title == "Continue"

@@ -1,10 +1,12 @@
--- Neovim's own trust store (vim.secure.trust, 0.9+) and a workspace's .forge.toml: what it says,
--- and recording a trust given with :ForgeTrust there too.
+-- Neovim's own trust store (vim.secure.trust, 0.9+) and a workspace's .forge.toml: what it says (for that one
+-- file only), and recording a trust given with :ForgeTrust there too.
 local M = {}
 
 local uv = vim.uv or vim.loop
 
---- What Neovim's own trust store (vim.secure.trust, 0.9+) says of root's .forge.toml: true or nil.
+--- What Neovim's own trust store (vim.secure.trust, 0.9+) says of root's .forge.toml: the sha256 of the content
+--- it lists (the file is that now), or nil. It covers that one file: the server trusts no more on its word
+--- (initializationOptions.workspaceTrustCovers; a .mcp.json, .forge/ or a script asks the server's own question).
 function M.neovim_trusts(root)
   if not (vim.secure and vim.fn.has("nvim-0.9") == 1) then
     return nil
@@ -26,7 +28,7 @@ function M.neovim_trusts(root)
   for line in trust:lines() do
     local h, path = line:match("^(%S+) (.+)$")
     if path == real and h == hash then
-      found = true
+      found = hash
     end
   end
   trust:close()

@@ -28,7 +28,8 @@ test("a turn through the real server with the extension's settings", { timeout: 
   const settings: ForgeSettings = { serverPath: "", pythonPath: "python3", maxToolFailurePerTurn: 2, model: null };
   const python = process.env.FORGE_PYTHON || "python3";
   const proc = spawn(python, ["-m", "forge_lsp"], {
-    env: { ...process.env, LITELLM_LOCAL_MODEL_COST_MAP: "True" },
+    // The server records the workspace trusted (VS Code's word) in a state folder of the test's own, never the user's.
+    env: { ...process.env, LITELLM_LOCAL_MODEL_COST_MAP: "True", XDG_STATE_HOME: fs.mkdtempSync(path.join(os.tmpdir(), "forge-state-")) },
     stdio: ["pipe", "pipe", "inherit"],
   });
   const conn = createMessageConnection(new StreamMessageReader(proc.stdout!), new StreamMessageWriter(proc.stdin!));
