@@ -109,3 +109,18 @@ def test_warm_up_loads_litellm_and_keeps_no_script_position() -> None:
     # Its request went to the private warm-up script, which keeps no position (no user script moved on).
     assert scripted.WARM_UP not in scripted.CURSOR.positions
     assert scripted.next_entry(scripted.WARM_UP) == {"text": "ready"}
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_script_that_is_not_a_regular_file_is_refused_at_once(tmp_path: Path, kind: str) -> None:
+    # The user's own config may name any file: a FIFO there blocked the model call's thread forever, and
+    # /dev/zero was read until memory ran out.
+    import os
+
+    if kind == "fifo":
+        path = tmp_path / "script.json"
+        os.mkfifo(path)
+    else:
+        path = Path("/dev/zero")
+    with pytest.raises(scripted.ScriptError, match="not a regular file"):
+        scripted.load_script(str(path))

@@ -22,6 +22,7 @@ from typing import Any
 
 from forge_lsp.domain.tokens import estimate_tokens
 from forge_lsp.llm.builtin_scripts import BUILTIN
+from forge_lsp.textfile import read_text
 
 __all__ = ["BUILTIN", "PROVIDER", "WARM_UP", "ScriptError", "make_handler", "next_entry"]
 
@@ -57,6 +58,9 @@ CURSOR = _Cursor()
 
 _parsed: dict[str, tuple[float, list[dict[str, Any]]]] = {}
 
+MAX_SCRIPT_BYTES = 4 * 1024 * 1024
+"""A larger script is refused (as a trusted workspace's trust files are: trust.MAX_TRUST_FILE_BYTES)."""
+
 
 def load_script(name: str) -> tuple[list[dict[str, Any]], float]:
     """The entries of a builtin or file script, and a stamp that changes with the file."""
@@ -68,12 +72,16 @@ def load_script(name: str) -> tuple[list[dict[str, Any]], float]:
         cached = _parsed.get(name)
         if cached is not None and cached[0] == stamp:
             return cached[1], stamp
-        data = json.loads(path.read_text(encoding="utf-8"))
+        # The bounded reader: a script named by the user's own config may still be a FIFO or /dev/zero.
+        text = read_text(path, MAX_SCRIPT_BYTES)
+        if text is None:
+            raise FileNotFoundError(name)
+        data = json.loads(text)
     except FileNotFoundError:
         raise ScriptError(
             f"the script file {name} does not exist (and no builtin script has that name: {', '.join(BUILTIN)})"
         ) from None
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError) as exc:  # Unusable (not a regular file, too big, not UTF-8) is a ValueError
         raise ScriptError(f"scripted model: cannot read script {name}: {exc}") from None
     responses = data.get("responses") if isinstance(data, dict) else None
     if not isinstance(responses, list):
