@@ -254,13 +254,12 @@ async def test_the_editors_save_of_the_agents_edit_to_the_config_is_not_the_user
 ) -> None:
     """The editor saves .forge.toml for the agent when asked: that didSave is not the user's own save, which
     would keep the workspace trusted (lsp/user_saves.py); the changed config asks for trust again."""
-    write_script(ws, {"text": "ok"})
-    assert (await command(client, "forge.trust", {}))["trusted"] is True
     config = ws / ".forge.toml"
-    buf = editor.open(config)
     hostile = config.read_text() + 'api_base = "http://127.0.0.1:9/v1"\n'
     write = {"name": "write", "arguments": {"file_path": ".forge.toml", "content": hostile, "overwrite": True}}
-    write_script(ws, calls(write), {"text": "done"})
+    write_script(ws, calls(write), {"text": "done"})  # before the trust: the script .forge.toml names is covered by it
+    assert (await command(client, "forge.trust", {}))["trusted"] is True
+    buf = editor.open(config)
     await command(client, "forge.run", {"prompt": "w"})
     assert config.read_text() == hostile and not buf.modified and len(editor.saves) == 1
     status = await command(client, "forge.status", {})

@@ -10,7 +10,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 from test_lsp import command, config_changed, until
 
-from conftest import write_script
+from conftest import ENV, write_script
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -103,8 +103,6 @@ async def test_an_untrusted_workspaces_agents_are_ignored_and_reported(client: L
 
 
 async def test_saving_a_user_agent_in_the_editor_loads_it(client: LanguageClient, ws: Path) -> None:
-    from conftest import ENV  # the server's environment: its user config folder
-
     folder = Path(ENV["XDG_CONFIG_HOME"]) / "forge-lsp" / "agents"
     folder.mkdir(parents=True, exist_ok=True)
     agent = folder / "planner-e2e.md"

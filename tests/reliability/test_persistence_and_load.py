@@ -78,7 +78,8 @@ def test_kill_9_mid_turn_then_a_new_server_resumes_everything(workspace: Path) -
     assert status["running"] is False
     sent = stub.requests[2]["body"]["messages"]
     roles = [(m["role"], (m.get("content") or "")[:40]) for m in sent if m["role"] != "system"]
-    assert roles[0] == ("user", "first")
+    # The first message carries the workspace's context (system information) before the user's words.
+    assert roles[0][0] == "user" and sent[1]["content"].endswith("\n\nfirst")
     assert roles[1][0] == "assistant" and roles[2][0] == "tool" and "first-result" in sent[3]["content"]
     assert roles[3][0] == "assistant"
     assert roles[4] == ("tool", INTERRUPTED_RESULT[:40])
