@@ -326,20 +326,21 @@ def test_demo_removes_its_temporary_workspace_unless_kept(tmp_path: Path, keep: 
         assert "temporary workspace removed" in p.stdout
 
 
-@pytest.mark.parametrize("end", ["ctrl-d", "ctrl-c"])
-def test_a_bare_forge_lsp_in_a_terminal_says_what_it_is_on_stderr_and_keeps_serving(tmp_path: Path, end: str) -> None:
+def _typed_at_a_terminal(args: list[str], cwd: Path, end: str) -> str:
+    """Start forge-lsp ARGS with a terminal as stdin, as a person typing it would; returns what it said on
+    stderr before anything was typed, once it has ended by Ctrl-D or Ctrl-C (end) as that says it does."""
     import pty
     import select
     import signal
 
     controller, terminal = pty.openpty()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "forge_lsp"],
+        [sys.executable, "-m", "forge_lsp", *args],
         stdin=terminal,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=ENV,
-        cwd=tmp_path,
+        cwd=cwd,
         preexec_fn=ctrl_c_as_in_a_terminal,
     )
     os.close(terminal)
@@ -348,9 +349,7 @@ def test_a_bare_forge_lsp_in_a_terminal_says_what_it_is_on_stderr_and_keeps_serv
         ready, _, _ = select.select([proc.stderr], [], [], 30)
         assert ready, "nothing on stderr"
         notice = os.read(proc.stderr.fileno(), 4096).decode()
-        assert "language server" in notice and "stdin/stdout" in notice, notice
-        assert "forge-lsp demo" in notice and "forge-lsp run" in notice, notice
-        assert proc.poll() is None  # still serving: an editor could be on the other end
+        assert proc.poll() is None  # still serving: a client could be on the other end
         if end == "ctrl-c":
             proc.send_signal(signal.SIGINT)  # what the terminal sends on Ctrl-C
             proc.wait(timeout=15)  # the notice says Ctrl-C ends it: it does, at once
@@ -364,6 +363,29 @@ def test_a_bare_forge_lsp_in_a_terminal_says_what_it_is_on_stderr_and_keeps_serv
         out, err = proc.communicate(timeout=30)
     assert out == b"" and b"Traceback" not in err, err
     assert proc.returncode == (130 if end == "ctrl-c" else 0), err
+    return notice
+
+
+@pytest.mark.parametrize("end", ["ctrl-d", "ctrl-c"])
+def test_a_bare_forge_lsp_in_a_terminal_says_what_it_is_on_stderr_and_keeps_serving(tmp_path: Path, end: str) -> None:
+    notice = _typed_at_a_terminal([], tmp_path, end)
+    assert "language server" in notice and "stdin/stdout" in notice, notice
+    assert "forge-lsp demo" in notice and "forge-lsp run" in notice, notice
+    assert "forge-lsp --print-editor-config" in notice, notice
+
+
+@pytest.mark.parametrize("end", ["ctrl-d", "ctrl-c"])
+def test_forge_lsp_acp_in_a_terminal_says_what_it_is_on_stderr_and_keeps_serving(tmp_path: Path, end: str) -> None:
+    """`forge-lsp acp` typed at a terminal explains itself as a bare `forge-lsp` does (it said nothing)."""
+    notice = _typed_at_a_terminal(["acp"], tmp_path, end)
+    assert notice.startswith("forge-lsp acp: ") and "Agent Client Protocol" in notice and "stdin/stdout" in notice, notice
+    assert "Ctrl-C or Ctrl-D ends it" in notice and "forge-lsp demo" in notice, notice
+    assert "forge-lsp --print-editor-config" in notice, notice
+
+
+def test_forge_lsp_acp_started_by_a_client_says_nothing(tmp_path: Path) -> None:
+    p = subprocess.run([sys.executable, "-m", "forge_lsp", "acp"], input="", capture_output=True, text=True, env=ENV, timeout=30)
+    assert p.returncode == 0 and p.stdout == "" and p.stderr == "", p.stderr
 
 
 def test_a_bare_forge_lsp_started_by_an_editor_says_nothing(tmp_path: Path) -> None:
@@ -407,3 +429,29 @@ def test_trust_says_what_is_wrong_in_the_config_it_trusts(workspace: Path) -> No
     (workspace / ".forge.toml").write_text('model = "scripted/echo"\n')
     p = forge("trust", str(workspace))
     assert p.returncode == 0 and p.stderr == "", p.stderr
+
+
+def test_print_editor_config_names_this_installs_own_forge_lsp(tmp_path: Path) -> None:
+    """One install story: the README's .venv is never active in the editor, so the settings to paste name its
+    forge-lsp by path (Neovim's cmd, VS Code's forge.serverPath, Zed's command), and they are valid as pasted."""
+    p = forge("--print-editor-config", cwd=tmp_path)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    script = Path(os.path.abspath(sys.executable)).parent / "forge-lsp"  # pip install -e . put it beside python
+    assert script.is_file()
+    lines = p.stdout.splitlines()
+    root = Path(__file__).resolve().parents[1]
+    assert f'vim.opt.rtp:append("{root / "editors" / "nvim"}")' in lines, p.stdout
+    assert f'require("forge").setup({{ cmd = {{ "{script}" }} }})' in lines, p.stdout
+    (vscode,) = [line for line in lines if line.startswith('"forge.serverPath"')]
+    assert json.loads("{" + vscode + "}") == {"forge.serverPath": str(script)}
+    (zed,) = [line for line in lines if line.startswith('"agent_servers"')]
+    assert json.loads("{" + zed + "}")["agent_servers"]["Forge"] == {
+        "type": "custom",
+        "command": str(script),
+        "args": ["acp"],
+        "env": {},
+    }
+    the_server = subprocess.run([str(script), "--version"], capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+    assert the_server.returncode == 0 and the_server.stdout.startswith("forge-lsp "), the_server.stderr
+    p = forge("--print-editor-config", "run", "x", cwd=tmp_path)
+    assert p.returncode == 1 and "--print-editor-config prints the settings and exits" in p.stderr, p.stderr
