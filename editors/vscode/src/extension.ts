@@ -1,5 +1,6 @@
 // The Forge extension: starts forge-lsp, forwards settings, and shows what the server reports.
 // All agent logic is in the server.
+import * as fs from "node:fs";
 import * as vscode from "vscode";
 import {
   ExecuteCommandRequest,
@@ -14,10 +15,12 @@ import { agentItems, withAgent } from "./agents";
 import { registerChat } from "./chat";
 import { conversationItems, ForgeEvent, Notice, statusText, turnNotice } from "./events";
 import { mcpServers, McpItem, McpServer, serverActions, serverItems, stateText } from "./mcp";
-import { ForgeSettings, initializationOptions, serverCommand, serverSettings } from "./settings";
+import { ForgeSettings, initializationOptions, serverCommand, serverProblem, serverSettings } from "./settings";
 import { commandItems, commandPrompt } from "./slash";
 
 let client: LanguageClient | undefined;
+// Why the server was not started (its command is not there), told again by each Forge command meanwhile.
+let startProblem: string | undefined;
 let output: vscode.OutputChannel;
 let status: vscode.StatusBarItem;
 // Every forge/event, for the chat participant (the client takes one handler per notification).
@@ -55,8 +58,38 @@ function readSettings(): ForgeSettings {
   };
 }
 
+function isExecutable(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** The one error that says what to set, with a button to the setting (not the language client's two: "Launching
+ * server using command forge-lsp failed" and "couldn't create connection to server"). */
+function tellStartProblem(): void {
+  if (startProblem) {
+    void vscode.window.showErrorMessage(startProblem, "Open Settings").then((choice) => {
+      if (choice) {
+        void vscode.commands.executeCommand("workbench.action.openSettings", "forge.serverPath");
+      }
+    });
+  }
+}
+
 async function startClient(): Promise<void> {
   const settings = readSettings();
+  startProblem = serverProblem(settings, process.env.PATH ?? "", isExecutable);
+  if (startProblem) {
+    turnStatus = "$(error) Forge: not started";
+    showStatus();
+    tellStartProblem();
+    return;
+  }
+  turnStatus = "$(check) Forge: idle";
+  showStatus();
   const { command, args } = serverCommand(settings);
   const serverOptions: ServerOptions = { command, args, transport: TransportKind.stdio };
   const clientOptions: LanguageClientOptions = {
@@ -133,6 +166,7 @@ async function selectAgent(): Promise<void> {
 
 async function runAgent(given?: unknown): Promise<void> {
   if (!client) {
+    tellStartProblem();
     return;
   }
   // A prompt given by the caller (Run Command); from the palette, asked for.
@@ -147,6 +181,7 @@ async function runAgent(given?: unknown): Promise<void> {
 /** A turn (forge.run {prompt, uri?, range?}) with a progress notification that Cancel cancels. */
 async function runTurn(arg: RunArg): Promise<unknown> {
   if (!client) {
+    tellStartProblem();
     return undefined;
   }
   const active = client;
@@ -287,6 +322,7 @@ function show(notice: Notice): void {
 
 async function forgeCommand(name: string, arg: Record<string, unknown> = {}): Promise<unknown> {
   if (!client) {
+    tellStartProblem();
     return undefined;
   }
   try {
@@ -346,10 +382,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration("forge") && client?.isRunning()) {
         void client.sendNotification("workspace/didChangeConfiguration", { settings: null });
+      } else if (!client && (e.affectsConfiguration("forge.serverPath") || e.affectsConfiguration("forge.pythonPath"))) {
+        void startClient(); // the setting the error asked for: the server starts now
       }
     }),
     vscode.commands.registerCommand("forge.restartServer", async () => {
       await client?.stop();
+      client = undefined;
       await startClient();
     }),
   );
