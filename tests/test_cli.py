@@ -230,6 +230,10 @@ def test_an_untrusted_workspace_is_said_once_and_only_what_matters(workspace: Pa
     p = forge("run", "hello", "-w", str(workspace), "-c", "nope")  # an unrelated mistake comes alone
     (line,) = p.stderr.strip().splitlines()
     assert p.returncode == 1 and line.startswith("forge-lsp: no conversation 'nope'"), p.stderr
+    p = forge("run", "/nope", "-w", str(workspace))  # so does an unknown /command (docs/cli.md)
+    (line,) = p.stderr.strip().splitlines()
+    assert p.returncode == 1 and line.startswith("forge-lsp: unknown command /nope; the commands are "), p.stderr
+    assert p.stdout == "", p.stdout  # no turn started
 
 
 def test_a_turn_of_several_messages_prints_each_once_and_ends_with_its_last_line(workspace: Path) -> None:
