@@ -172,6 +172,19 @@ def test_run_without_any_model_fails_at_once_saying_where_to_set_one(workspace: 
     assert "Traceback" not in p.stderr and not (workspace / ".forge" / "transcripts").exists()
 
 
+def test_a_turn_refused_at_once_leaves_a_plain_git_repository_as_it_was(workspace: Path) -> None:
+    """No model: the turn never starts, so nothing is stored, and `git status` shows nothing new (it showed an
+    untracked .forge/ with its .gitignore)."""
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    (workspace / "app.py").write_text("x = 1\n")
+    subprocess.run(["git", "-C", str(workspace), "add", "app.py"], check=True)
+    p = forge("run", "hello", cwd=workspace)
+    assert p.returncode == 1 and "no model is set" in p.stderr, p.stderr
+    assert not (workspace / ".forge").exists()
+    status = subprocess.run(["git", "-C", str(workspace), "status", "--porcelain"], capture_output=True, text=True)
+    assert status.stdout == "A  app.py\n", status.stdout
+
+
 def test_no_model_says_what_this_workspace_needs(workspace: Path, tmp_path: Path) -> None:
     """Untrusted: how to trust it from here (not an editor's command); cannot be trusted: not 'trust it';
     a .forge.toml that does not parse: that, not 'add model = ...' to a file that has one."""

@@ -36,6 +36,7 @@ from forge_lsp.domain.template_names import SYSTEM_PROMPT, TURN_TEMPLATES
 from forge_lsp.frontmatter import definitions
 from forge_lsp.llm.litellm_adapter import LiteLLMModel
 from forge_lsp.mcp_config import SERVER_NAME, McpSources, ServerSpec, acp_servers, load_servers, user_mcp_path
+from forge_lsp.state.dirs import stored_state_file
 from forge_lsp.state.store import StateStore
 from forge_lsp.state.turn_files import TurnFiles
 from forge_lsp.templates import TemplateEngine
@@ -674,7 +675,9 @@ class WorkspaceRuntime:
     def agent_of(self, session: Session) -> Agent:
         """The agent a session's conversation uses (forge.setAgent, session/set_mode); forge when none was
         chosen, or when the chosen one is gone (its file removed, the workspace no longer trusted)."""
-        chosen = self.store.conversation_agent(self.conversation_of(session))
+        # Nothing stored yet, nothing chosen: asking would make .forge/ (a turn refused at once, forge.status).
+        stored = self._store is not None or session.conversation_id is not None or stored_state_file(self.root)
+        chosen = self.store.conversation_agent(self.conversation_of(session)) if stored else None
         found = self.agents.agents.get(chosen) if chosen else None
         return found or self.agent(DEFAULT_AGENT)
 
