@@ -303,6 +303,15 @@ def test_a_missing_script_file_is_named_and_no_request_was_sent(workspace: Path)
     assert "HTTP 400" not in p.stdout and "rejected" not in p.stdout and "scripted//" not in p.stdout, p.stdout
 
 
+def test_a_model_name_litellm_cannot_route_sent_nothing_and_says_so(workspace: Path) -> None:
+    """--model nonsense: litellm refuses it before any request (its 400 is its own): no "HTTP 400", no request."""
+    p = forge("run", "x", "-w", str(workspace), "--model", "nonsense")
+    assert p.returncode == 1
+    assert "■ turn failed: 0 requests" in p.stdout, p.stdout
+    assert "unknown model nonsense: litellm knows no provider for it; name it provider/model" in p.stdout, p.stdout
+    assert "HTTP 400" not in p.stdout and "rejected" not in p.stdout, p.stdout
+
+
 def test_per_tool_limit_is_named_in_the_interrupt(workspace: Path) -> None:
     fail = {"tool_calls": [{"name": "shell", "arguments": {"command": "false"}}]}
     write_script(workspace, fail, fail, fail)
