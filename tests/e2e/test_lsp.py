@@ -198,6 +198,46 @@ async def test_a_file_the_tool_kept_failing_on_gets_one_warning_and_the_error(cl
     assert warning.data["failures"] == 3
 
 
+async def test_a_failure_the_turn_then_made_good_leaves_the_file_and_stays_in_the_transcript(
+    client: LanguageClient, ws: Path
+) -> None:
+    """A patch fails, a later patch of the same file succeeds: the file's "patch failed ... attempts remaining 2 of
+    3" Warning goes (it stayed after the turn completed); one the turn never made good stays: a read of b.py is no
+    fix of a failed patch there, and a write of a.py makes good a failed read of it, in the same batch too."""
+    (ws / "src.py").write_text("x = 1\n")
+    (ws / "a.py").write_text("a = 1\n")
+    (ws / "b.py").write_text("b = 1\n")
+
+    def patch(path: str, old: str, new: str) -> dict[str, Any]:
+        return {"name": "patch", "arguments": {"file_path": path, "old_string": old, "new_string": new}}
+
+    def read(path: str, start: int = 1) -> dict[str, Any]:
+        return {"name": "read", "arguments": {"file_path": path, "start_line": start}}
+
+    write_script(
+        ws,
+        {"tool_calls": [patch("src.py", "y = 1", "y = 2")]},
+        {"tool_calls": [patch("src.py", "x = 1", "x = 2")]},
+        {"tool_calls": [patch("b.py", "c = 1", "c = 2"), read("b.py")]},
+        {
+            "tool_calls": [
+                read("a.py", 50),
+                {"name": "write", "arguments": {"file_path": "a.py", "content": "a = 2\n", "overwrite": True}},
+            ]
+        },
+        {"text": "Fixed."},
+    )
+    result = await command(client, "forge.run", {"prompt": "fix it"})
+    assert result["status"] == "completed" and result["failures"] == 3, result
+    assert (ws / "src.py").read_text() == "x = 2\n"
+    transcript = client.diagnostics[transcript_uri(ws, result["turnId"])]
+    assert [d.code for d in transcript] == ["tool-retry"] * 3  # the transcript keeps every failure
+    assert list(client.diagnostics.get((ws / "src.py").as_uri(), [])) == []
+    assert list(client.diagnostics.get((ws / "a.py").as_uri(), [])) == []
+    (left,) = client.diagnostics[(ws / "b.py").as_uri()]
+    assert left.code == "tool-retry" and left.message.startswith("patch failed: old_string not found in b.py"), left.message
+
+
 async def test_failed_file_tool_is_published_on_the_file_and_cleared_next_turn(client: LanguageClient, ws: Path) -> None:
     (ws / "src.py").write_text("x = 1\n")
     patch = {
