@@ -273,13 +273,31 @@ async def test_cancel_stops_turn_and_kills_shell(client: LanguageClient, ws: Pat
     second = await asyncio.gather(command(client, "forge.run", {"prompt": "another"}), return_exceptions=True)
     assert isinstance(second[0], JsonRpcException) and "already running" in str(second[0])
     started = time.monotonic()
-    assert (await command(client, "forge.cancel", {}))["cancelled"] is True
+    answer = await command(client, "forge.cancel", {})
+    # What was stopped, from the server (not guessed by an editor from the events it saw), once the turn ended.
+    (turn,) = [e.turnId for e in events(client) if e.type == "turnStarted"]
+    assert answer == {
+        "cancelled": True,
+        "turnId": turn,
+        "stopped": "the running shell command was killed (sleep 30; echo late > late.txt)",
+    }
+    assert [e.status for e in events(client) if e.type == "turnFinished"] == ["cancelled"]  # before the answer
     result = await asyncio.wait_for(task, 5)
     assert time.monotonic() - started < 1.0
     assert result["status"] == "cancelled"
     await asyncio.sleep(0.3)
     assert not (ws / "late.txt").exists()
     assert (await command(client, "forge.status", {}))["running"] is False
+
+
+async def test_cancel_while_the_model_answers_says_that_its_reply_was_stopped(client: LanguageClient, ws: Path) -> None:
+    write_script(ws, {"tool_calls": [{"name": "todo_read", "arguments": {}}]}, {"delay_ms": 30000, "text": "late"})
+    task = asyncio.ensure_future(command(client, "forge.run", {"prompt": "slow model"}))
+    await until(lambda: any(e.type == "toolCallFinished" for e in events(client)))  # the second request is out
+    answer = await command(client, "forge.cancel", {})
+    assert answer["cancelled"] is True and answer["stopped"] == "the model's reply was stopped", answer
+    assert (await asyncio.wait_for(task, 5))["status"] == "cancelled"
+    assert await command(client, "forge.cancel", {}) == {"cancelled": False}  # nothing runs now
 
 
 async def test_cancel_request_stops_the_turn(client: LanguageClient, ws: Path) -> None:

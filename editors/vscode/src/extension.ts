@@ -13,7 +13,7 @@ import {
 import { editorContext, registerActions, RunArg } from "./actions";
 import { agentItems, withAgent } from "./agents";
 import { registerChat } from "./chat";
-import { conversationItems, ForgeEvent, Notice, statusText, turnNotice } from "./events";
+import { cancelNotice, conversationItems, ForgeEvent, Notice, statusText, turnNotice } from "./events";
 import { mcpServers, McpItem, McpServer, serverActions, serverItems, stateText } from "./mcp";
 import { ForgeSettings, initializationOptions, serverCommand, serverProblem, serverSettings } from "./settings";
 import { commandItems, commandPrompt } from "./slash";
@@ -21,6 +21,8 @@ import { commandItems, commandPrompt } from "./slash";
 let client: LanguageClient | undefined;
 // Why the server was not started (its command is not there), told again by each Forge command meanwhile.
 let startProblem: string | undefined;
+// A forge.cancel is on its way: its answer tells the cancelled turn's end (what the server stopped).
+let cancelAsked = false;
 let output: vscode.OutputChannel;
 let status: vscode.StatusBarItem;
 // Every forge/event, for the chat participant (the client takes one handler per notification).
@@ -132,7 +134,8 @@ async function startClient(): Promise<void> {
     showStatus();
     forgeEvents.fire(event);
     const notice = turnNotice(event);
-    if (notice) {
+    const toldByCancel = cancelAsked && event.type === "turnFinished" && event.status === "cancelled";
+    if (notice && !toldByCancel) {
       show(notice);
     }
   });
@@ -196,8 +199,10 @@ async function runTurn(arg: RunArg): Promise<unknown> {
           progress.report({ message: value.message });
         }
       });
+      // Cancel sends forge.cancel first, whose answer says what the server stopped, then $/cancelRequest (for a
+      // turn that has not started yet).
+      const cancelling = cancel.onCancellationRequested(() => void cancelTurn(true));
       try {
-        // Cancelling sends $/cancelRequest, which cancels the turn on the server.
         return await active.sendRequest(ExecuteCommandRequest.type, { command: "forge.run", arguments: [arg], workDoneToken }, cancel);
       } catch (err) {
         if (!cancel.isCancellationRequested) {
@@ -206,9 +211,26 @@ async function runTurn(arg: RunArg): Promise<unknown> {
         return undefined;
       } finally {
         sub.dispose();
+        cancelling.dispose();
       }
     },
   );
+}
+
+/** Forge: Cancel (and Cancel on a turn's progress): forge.cancel, answered once the turn has ended with what the
+ * server stopped, which the one notification says. */
+async function cancelTurn(fromProgress = false): Promise<void> {
+  cancelAsked = true;
+  try {
+    const result = await forgeCommand("forge.cancel");
+    const notice = cancelNotice(result);
+    // From a turn's progress, a turn not started yet is cancelled by the request's own $/cancelRequest.
+    if (notice && !(fromProgress && (result as { cancelled?: boolean }).cancelled !== true)) {
+      show(notice);
+    }
+  } finally {
+    cancelAsked = false;
+  }
 }
 
 /** Forge: Run Command…: pick one of the server's commands, give its arguments, run it as "/name args". */
@@ -347,7 +369,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     forgeEvents,
     vscode.commands.registerCommand("forge.runAgent", runAgent),
     vscode.commands.registerCommand("forge.runCommand", runCommand),
-    vscode.commands.registerCommand("forge.cancelTurn", () => forgeCommand("forge.cancel")),
+    vscode.commands.registerCommand("forge.cancelTurn", cancelTurn),
     vscode.commands.registerCommand("forge.showStatus", async () => {
       const s = (await forgeCommand("forge.status")) as { running: boolean; model: string; limit: number; agent?: string } | undefined;
       if (s) {

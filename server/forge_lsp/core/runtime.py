@@ -24,6 +24,7 @@ from forge_lsp.config import UNTRUSTED, ConfigLoader, ConfigProblem, EffectiveCo
 from forge_lsp.core.commands import Commands, Expansion
 from forge_lsp.core.errors import NoModel, TurnInProgress, UnknownAgent, check_prompt
 from forge_lsp.core.orchestrator import Emit, Orchestrator, TurnRequest
+from forge_lsp.core.running import RunningCall
 from forge_lsp.core.session import Ask, Session, deny_all
 from forge_lsp.core.transcript import TranscriptWriter, append_note
 from forge_lsp.core.turn_undo import TurnChanges, UndoRefused, UnknownTurn, describe, undo_turn
@@ -190,6 +191,8 @@ class WorkspaceRuntime:
         self._undoing: str | None = None
         """The turn forge.undoTurn is putting back (no turn starts meanwhile)."""
         self._task: asyncio.Task[TurnSummary] | None = None
+        self.running_call = RunningCall()
+        """The tool call the running turn is in, for what forge.cancel says it stopped."""
         self.turn_id: str | None = None
         self.transcript: TranscriptWriter | None = None
         self.last_errors: dict[str, int] = {}
@@ -566,6 +569,11 @@ class WorkspaceRuntime:
         self._task.cancel()
         return True
 
+    async def turn_ended(self, timeout: float) -> None:
+        """Wait until the running turn has ended (at most timeout seconds; at once when none runs)."""
+        if self._task is not None and not self._task.done():
+            await asyncio.wait([self._task], timeout=timeout)
+
     def status(self) -> dict[str, Any]:
         """forge.status: whether a turn runs, the model, the limit and the failure counts."""
         out: dict[str, Any] = {
@@ -791,6 +799,7 @@ class WorkspaceRuntime:
         self.store.start_turn(turn_id, conversation, prompt)
 
         def fan_out(event: Event) -> None:
+            self.running_call.see(event)
             try:
                 if isinstance(event, TurnFinished) and (touched := turn_files.files(turn_id)):
                     transcript.note(f"## Files changed\n\n{describe(touched)}\n{UNDO_HINT.format(turn=turn_id)}\n")
