@@ -10,6 +10,7 @@ import { test } from "node:test";
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
 import { ForgeEvent, statusText } from "../events";
 import { ForgeSettings, initializationOptions, serverSettings } from "../settings";
+import { serverEnv } from "./env";
 
 interface Diagnostic {
   severity: number;
@@ -28,7 +29,7 @@ test("a turn through the real server with the extension's settings", { timeout: 
   const settings: ForgeSettings = { serverPath: "", pythonPath: "python3", maxToolFailurePerTurn: 2, model: null };
   const python = process.env.FORGE_PYTHON || "python3";
   const proc = spawn(python, ["-m", "forge_lsp"], {
-    env: { ...process.env, LITELLM_LOCAL_MODEL_COST_MAP: "True" },
+    env: serverEnv(),
     stdio: ["pipe", "pipe", "inherit"],
   });
   const conn = createMessageConnection(new StreamMessageReader(proc.stdout!), new StreamMessageWriter(proc.stdin!));
