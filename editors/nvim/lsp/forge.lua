@@ -13,4 +13,5 @@ return {
   settings = { forge = vim.empty_dict() },
   handlers = forge.handlers,
   before_init = forge.before_init,
+  on_init = forge.on_init,
 }

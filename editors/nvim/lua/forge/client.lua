@@ -61,6 +61,11 @@ function M.before_init(params, lsp_config)
   params.initializationOptions = options
 end
 
+--- on_init of every forge client: its code action requests carry every namespace's diagnostics (forge.actions).
+function M.on_init(client)
+  require("forge.actions").widen(client)
+end
+
 --- The client config for root: vim.lsp.config("forge")'s (0.11, configured that way, no setup()),
 --- else setup's options.
 local function client_config(root)
@@ -78,6 +83,7 @@ local function client_config(root)
       settings = { forge = object(config.server_settings()) },
       handlers = M.handlers,
       before_init = M.before_init,
+      on_init = M.on_init,
     }
   end
   c.root_dir = root
