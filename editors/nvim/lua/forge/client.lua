@@ -136,10 +136,17 @@ local function runnable(c, quiet)
   told_missing[cmd[1]] = true
   local native = not config.did_setup and has_011 and vim.lsp.config and vim.lsp.config.forge
   local where = native and 'vim.lsp.config("forge")' or "setup()"
-  notify(
-    string.format("Forge: %s not found: set cmd in %s (:checkhealth forge)", vim.fn.fnamemodify(cmd[1], ":~"), where),
-    levels.ERROR
-  )
+  local name = cmd[1]:find("/", 1, true) and vim.fn.fnamemodify(cmd[1], ":~") or cmd[1]
+  local say = function()
+    notify(string.format("Forge: %s not found: set cmd in %s (:checkhealth forge)", name, where), levels.ERROR)
+  end
+  if quiet then
+    -- From a file's BufReadPost: an error there is "Error detected while processing BufReadPost Autocommands"
+    -- and a hit-enter prompt; told once the autocommand is done, it is the one line.
+    vim.schedule(say)
+  else
+    say()
+  end
   return false
 end
 
