@@ -357,6 +357,10 @@ class WorkspaceRuntime:
         """The names of what an untrusted workspace had ignored (keys, template files), sorted, once each."""
         return sorted({p.key or (p.path.name if p.path else "") for p in self.untrusted_problems()})
 
+    def has_state(self) -> bool:
+        """Whether the workspace has state to read: open, or stored (self.store makes .forge/ where there is none)."""
+        return self._store is not None or stored_state_file(self.root) is not None
+
     @property
     def store(self) -> StateStore:
         """The workspace's state, opened on first use (.forge/ is created only when needed).
@@ -602,7 +606,9 @@ class WorkspaceRuntime:
         if self.last_usage is not None:
             out["lastTurn"] = self.last_usage.to_dict()
         try:
-            out["conversation"] = self.store.conversation_usage(self.store.current_conversation()).to_dict()
+            # No state yet: nothing used, and reading would make .forge/ (forge.status in a plain repository).
+            usage = self.store.conversation_usage(self.store.current_conversation()) if self.has_state() else Usage()
+            out["conversation"] = usage.to_dict()
         except Exception as exc:  # a state problem is reported elsewhere; status still answers
             log.warning("usage: %s", exc)
         return out
@@ -684,7 +690,7 @@ class WorkspaceRuntime:
         """The agent a session's conversation uses (forge.setAgent, session/set_mode); forge when none was
         chosen, or when the chosen one is gone (its file removed, the workspace no longer trusted)."""
         # Nothing stored yet, nothing chosen: asking would make .forge/ (a turn refused at once, forge.status).
-        stored = self._store is not None or session.conversation_id is not None or stored_state_file(self.root)
+        stored = session.conversation_id is not None or self.has_state()
         chosen = self.store.conversation_agent(self.conversation_of(session)) if stored else None
         found = self.agents.agents.get(chosen) if chosen else None
         return found or self.agent(DEFAULT_AGENT)
