@@ -75,7 +75,13 @@ function tellStartProblem(): void {
   if (startProblem) {
     void vscode.window.showErrorMessage(startProblem, "Open Settings").then((choice) => {
       if (choice) {
-        void vscode.commands.executeCommand("workbench.action.openSettings", "forge.serverPath");
+        // A machine setting: in a remote window (code-server, SSH, a container) it is the remote's, whose Settings tab
+        // takes no search; its settings.json is where the printed line goes.
+        if (vscode.env.remoteName) {
+          void vscode.commands.executeCommand("workbench.action.openRemoteSettingsFile");
+        } else {
+          void vscode.commands.executeCommand("workbench.action.openSettings", "forge.serverPath");
+        }
       }
     });
   }
