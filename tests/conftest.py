@@ -6,14 +6,17 @@ import atexit
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
-from support import reliability
+from support import home_guard, reliability
 
+# The user's own forge-lsp folders, as the environment names them before the run replaces XDG_*: read after the
+# run for this run's paths (_no_test_touched_the_users_home).
+_USER_FOLDERS = home_guard.user_folders(os.environ)
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 # Before any test module copies os.environ for the servers it starts (the e2e fixtures, the CLI
 # tests): a user config and a trust store of the run's own, never the machine user's. Each test
@@ -47,6 +50,17 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     Path(path).write_text(reliability.render_report(reliability.ROWS), encoding="utf-8")
     print(f"\nreliability report: {len(set(reliability.ROWS))} rows written to {path}")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_test_touched_the_users_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Tests never touch the user's home: after the run, no file of the user's forge-lsp folders names a folder of
+    this run (a server started without the run's XDG_* registers its workspaces in ~/.local/state/forge-lsp)."""
+    marks = [str(tmp_path_factory.getbasetemp()), _ISOLATED]
+    before = set(home_guard.mentions(_USER_FOLDERS, marks))
+    yield
+    touched = sorted(set(home_guard.mentions(_USER_FOLDERS, marks)) - before)
+    assert not touched, "a test wrote into the user's forge-lsp folders (give its server the test's XDG_*): " + "; ".join(touched)
 
 
 @pytest.fixture(autouse=True)

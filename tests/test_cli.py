@@ -172,6 +172,19 @@ def test_run_without_any_model_fails_at_once_saying_where_to_set_one(workspace: 
     assert "Traceback" not in p.stderr and not (workspace / ".forge" / "transcripts").exists()
 
 
+def test_a_turn_refused_at_once_leaves_a_plain_git_repository_as_it_was(workspace: Path) -> None:
+    """No model: the turn never starts, so nothing is stored, and `git status` shows nothing new (it showed an
+    untracked .forge/ with its .gitignore)."""
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    (workspace / "app.py").write_text("x = 1\n")
+    subprocess.run(["git", "-C", str(workspace), "add", "app.py"], check=True)
+    p = forge("run", "hello", cwd=workspace)
+    assert p.returncode == 1 and "no model is set" in p.stderr, p.stderr
+    assert not (workspace / ".forge").exists()
+    status = subprocess.run(["git", "-C", str(workspace), "status", "--porcelain"], capture_output=True, text=True)
+    assert status.stdout == "A  app.py\n", status.stdout
+
+
 def test_no_model_says_what_this_workspace_needs(workspace: Path, tmp_path: Path) -> None:
     """Untrusted: how to trust it from here (not an editor's command); cannot be trusted: not 'trust it';
     a .forge.toml that does not parse: that, not 'add model = ...' to a file that has one."""
@@ -230,6 +243,10 @@ def test_an_untrusted_workspace_is_said_once_and_only_what_matters(workspace: Pa
     p = forge("run", "hello", "-w", str(workspace), "-c", "nope")  # an unrelated mistake comes alone
     (line,) = p.stderr.strip().splitlines()
     assert p.returncode == 1 and line.startswith("forge-lsp: no conversation 'nope'"), p.stderr
+    p = forge("run", "/nope", "-w", str(workspace))  # so does an unknown /command (docs/cli.md)
+    (line,) = p.stderr.strip().splitlines()
+    assert p.returncode == 1 and line.startswith("forge-lsp: unknown command /nope; the commands are "), p.stderr
+    assert p.stdout == "", p.stdout  # no turn started
 
 
 def test_a_turn_of_several_messages_prints_each_once_and_ends_with_its_last_line(workspace: Path) -> None:
@@ -286,6 +303,15 @@ def test_a_missing_script_file_is_named_and_no_request_was_sent(workspace: Path)
     assert "HTTP 400" not in p.stdout and "rejected" not in p.stdout and "scripted//" not in p.stdout, p.stdout
 
 
+def test_a_model_name_litellm_cannot_route_sent_nothing_and_says_so(workspace: Path) -> None:
+    """--model nonsense: litellm refuses it before any request (its 400 is its own): no "HTTP 400", no request."""
+    p = forge("run", "x", "-w", str(workspace), "--model", "nonsense")
+    assert p.returncode == 1
+    assert "■ turn failed: 0 requests" in p.stdout, p.stdout
+    assert "unknown model nonsense: litellm knows no provider for it; name it provider/model" in p.stdout, p.stdout
+    assert "HTTP 400" not in p.stdout and "rejected" not in p.stdout, p.stdout
+
+
 def test_per_tool_limit_is_named_in_the_interrupt(workspace: Path) -> None:
     fail = {"tool_calls": [{"name": "shell", "arguments": {"command": "false"}}]}
     write_script(workspace, fail, fail, fail)
@@ -326,20 +352,21 @@ def test_demo_removes_its_temporary_workspace_unless_kept(tmp_path: Path, keep: 
         assert "temporary workspace removed" in p.stdout
 
 
-@pytest.mark.parametrize("end", ["ctrl-d", "ctrl-c"])
-def test_a_bare_forge_lsp_in_a_terminal_says_what_it_is_on_stderr_and_keeps_serving(tmp_path: Path, end: str) -> None:
+def _typed_at_a_terminal(args: list[str], cwd: Path, end: str) -> str:
+    """Start forge-lsp ARGS with a terminal as stdin, as a person typing it would; returns what it said on
+    stderr before anything was typed, once it has ended by Ctrl-D or Ctrl-C (end) as that says it does."""
     import pty
     import select
     import signal
 
     controller, terminal = pty.openpty()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "forge_lsp"],
+        [sys.executable, "-m", "forge_lsp", *args],
         stdin=terminal,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=ENV,
-        cwd=tmp_path,
+        cwd=cwd,
         preexec_fn=ctrl_c_as_in_a_terminal,
     )
     os.close(terminal)
@@ -348,9 +375,7 @@ def test_a_bare_forge_lsp_in_a_terminal_says_what_it_is_on_stderr_and_keeps_serv
         ready, _, _ = select.select([proc.stderr], [], [], 30)
         assert ready, "nothing on stderr"
         notice = os.read(proc.stderr.fileno(), 4096).decode()
-        assert "language server" in notice and "stdin/stdout" in notice, notice
-        assert "forge-lsp demo" in notice and "forge-lsp run" in notice, notice
-        assert proc.poll() is None  # still serving: an editor could be on the other end
+        assert proc.poll() is None  # still serving: a client could be on the other end
         if end == "ctrl-c":
             proc.send_signal(signal.SIGINT)  # what the terminal sends on Ctrl-C
             proc.wait(timeout=15)  # the notice says Ctrl-C ends it: it does, at once
@@ -364,6 +389,29 @@ def test_a_bare_forge_lsp_in_a_terminal_says_what_it_is_on_stderr_and_keeps_serv
         out, err = proc.communicate(timeout=30)
     assert out == b"" and b"Traceback" not in err, err
     assert proc.returncode == (130 if end == "ctrl-c" else 0), err
+    return notice
+
+
+@pytest.mark.parametrize("end", ["ctrl-d", "ctrl-c"])
+def test_a_bare_forge_lsp_in_a_terminal_says_what_it_is_on_stderr_and_keeps_serving(tmp_path: Path, end: str) -> None:
+    notice = _typed_at_a_terminal([], tmp_path, end)
+    assert "language server" in notice and "stdin/stdout" in notice, notice
+    assert "forge-lsp demo" in notice and "forge-lsp run" in notice, notice
+    assert "forge-lsp --print-editor-config" in notice, notice
+
+
+@pytest.mark.parametrize("end", ["ctrl-d", "ctrl-c"])
+def test_forge_lsp_acp_in_a_terminal_says_what_it_is_on_stderr_and_keeps_serving(tmp_path: Path, end: str) -> None:
+    """`forge-lsp acp` typed at a terminal explains itself as a bare `forge-lsp` does (it said nothing)."""
+    notice = _typed_at_a_terminal(["acp"], tmp_path, end)
+    assert notice.startswith("forge-lsp acp: ") and "Agent Client Protocol" in notice and "stdin/stdout" in notice, notice
+    assert "Ctrl-C or Ctrl-D ends it" in notice and "forge-lsp demo" in notice, notice
+    assert "forge-lsp --print-editor-config" in notice, notice
+
+
+def test_forge_lsp_acp_started_by_a_client_says_nothing(tmp_path: Path) -> None:
+    p = subprocess.run([sys.executable, "-m", "forge_lsp", "acp"], input="", capture_output=True, text=True, env=ENV, timeout=30)
+    assert p.returncode == 0 and p.stdout == "" and p.stderr == "", p.stderr
 
 
 def test_a_bare_forge_lsp_started_by_an_editor_says_nothing(tmp_path: Path) -> None:
@@ -407,3 +455,29 @@ def test_trust_says_what_is_wrong_in_the_config_it_trusts(workspace: Path) -> No
     (workspace / ".forge.toml").write_text('model = "scripted/echo"\n')
     p = forge("trust", str(workspace))
     assert p.returncode == 0 and p.stderr == "", p.stderr
+
+
+def test_print_editor_config_names_this_installs_own_forge_lsp(tmp_path: Path) -> None:
+    """One install story: the README's .venv is never active in the editor, so the settings to paste name its
+    forge-lsp by path (Neovim's cmd, VS Code's forge.serverPath, Zed's command), and they are valid as pasted."""
+    p = forge("--print-editor-config", cwd=tmp_path)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    script = Path(os.path.abspath(sys.executable)).parent / "forge-lsp"  # pip install -e . put it beside python
+    assert script.is_file()
+    lines = p.stdout.splitlines()
+    root = Path(__file__).resolve().parents[1]
+    assert f'vim.opt.rtp:append("{root / "editors" / "nvim"}")' in lines, p.stdout
+    assert f'require("forge").setup({{ cmd = {{ "{script}" }} }})' in lines, p.stdout
+    (vscode,) = [line for line in lines if line.startswith('"forge.serverPath"')]
+    assert json.loads("{" + vscode + "}") == {"forge.serverPath": str(script)}
+    (zed,) = [line for line in lines if line.startswith('"agent_servers"')]
+    assert json.loads("{" + zed + "}")["agent_servers"]["Forge"] == {
+        "type": "custom",
+        "command": str(script),
+        "args": ["acp"],
+        "env": {},
+    }
+    the_server = subprocess.run([str(script), "--version"], capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+    assert the_server.returncode == 0 and the_server.stdout.startswith("forge-lsp "), the_server.stderr
+    p = forge("--print-editor-config", "run", "x", cwd=tmp_path)
+    assert p.returncode == 1 and "--print-editor-config prints the settings and exits" in p.stderr, p.stderr

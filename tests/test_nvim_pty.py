@@ -48,7 +48,15 @@ require("forge").setup({ cmd = { os.getenv("FORGE_PYTHON"), "-m", "forge_lsp" } 
 class Screen:
     """A Neovim in a detached tmux session, 200x50."""
 
-    def __init__(self, nvim: str, ws: Path, home: Path, user_model: bool = True, init_lua: str = INIT) -> None:
+    def __init__(
+        self,
+        nvim: str,
+        ws: Path,
+        home: Path,
+        user_model: bool = True,
+        init_lua: str = INIT,
+        extra_env: dict[str, str] | None = None,
+    ) -> None:
         self.name = f"forge-{uuid.uuid4().hex[:8]}"
         self.ws = ws
         init = home / "init.lua"
@@ -63,6 +71,7 @@ class Screen:
             "XDG_DATA_HOME": str(home / "data"),
             "HOME": str(home),
             "TERM": "xterm-256color",
+            **(extra_env or {}),
         }
         exports = " ".join(f"{k}={_quote(v)}" for k, v in env.items())
         command = f"cd {_quote(str(ws))} && env {exports} {_quote(nvim)} -i NONE -n -u {_quote(str(init))} main.py"

@@ -209,6 +209,46 @@ async def test_a_file_the_tool_kept_failing_on_gets_one_warning_and_the_error(cl
     assert warning.data["failures"] == 3
 
 
+async def test_a_failure_the_turn_then_made_good_leaves_the_file_and_stays_in_the_transcript(
+    client: LanguageClient, ws: Path
+) -> None:
+    """A patch fails, a later patch of the same file succeeds: the file's "patch failed ... attempts remaining 2 of
+    3" Warning goes (it stayed after the turn completed); one the turn never made good stays: a read of b.py is no
+    fix of a failed patch there, and a write of a.py makes good a failed read of it, in the same batch too."""
+    (ws / "src.py").write_text("x = 1\n")
+    (ws / "a.py").write_text("a = 1\n")
+    (ws / "b.py").write_text("b = 1\n")
+
+    def patch(path: str, old: str, new: str) -> dict[str, Any]:
+        return {"name": "patch", "arguments": {"file_path": path, "old_string": old, "new_string": new}}
+
+    def read(path: str, start: int = 1) -> dict[str, Any]:
+        return {"name": "read", "arguments": {"file_path": path, "start_line": start}}
+
+    write_script(
+        ws,
+        {"tool_calls": [patch("src.py", "y = 1", "y = 2")]},
+        {"tool_calls": [patch("src.py", "x = 1", "x = 2")]},
+        {"tool_calls": [patch("b.py", "c = 1", "c = 2"), read("b.py")]},
+        {
+            "tool_calls": [
+                read("a.py", 50),
+                {"name": "write", "arguments": {"file_path": "a.py", "content": "a = 2\n", "overwrite": True}},
+            ]
+        },
+        {"text": "Fixed."},
+    )
+    result = await command(client, "forge.run", {"prompt": "fix it"})
+    assert result["status"] == "completed" and result["failures"] == 3, result
+    assert (ws / "src.py").read_text() == "x = 2\n"
+    transcript = client.diagnostics[transcript_uri(ws, result["turnId"])]
+    assert [d.code for d in transcript] == ["tool-retry"] * 3  # the transcript keeps every failure
+    assert list(client.diagnostics.get((ws / "src.py").as_uri(), [])) == []
+    assert list(client.diagnostics.get((ws / "a.py").as_uri(), [])) == []
+    (left,) = client.diagnostics[(ws / "b.py").as_uri()]
+    assert left.code == "tool-retry" and left.message.startswith("patch failed: old_string not found in b.py"), left.message
+
+
 async def test_failed_file_tool_is_published_on_the_file_and_cleared_next_turn(client: LanguageClient, ws: Path) -> None:
     (ws / "src.py").write_text("x = 1\n")
     patch = {
@@ -244,13 +284,31 @@ async def test_cancel_stops_turn_and_kills_shell(client: LanguageClient, ws: Pat
     second = await asyncio.gather(command(client, "forge.run", {"prompt": "another"}), return_exceptions=True)
     assert isinstance(second[0], JsonRpcException) and "already running" in str(second[0])
     started = time.monotonic()
-    assert (await command(client, "forge.cancel", {}))["cancelled"] is True
+    answer = await command(client, "forge.cancel", {})
+    # What was stopped, from the server (not guessed by an editor from the events it saw), once the turn ended.
+    (turn,) = [e.turnId for e in events(client) if e.type == "turnStarted"]
+    assert answer == {
+        "cancelled": True,
+        "turnId": turn,
+        "stopped": "the running shell command was killed (sleep 30; echo late > late.txt)",
+    }
+    assert [e.status for e in events(client) if e.type == "turnFinished"] == ["cancelled"]  # before the answer
     result = await asyncio.wait_for(task, 5)
     assert time.monotonic() - started < 1.0
     assert result["status"] == "cancelled"
     await asyncio.sleep(0.3)
     assert not (ws / "late.txt").exists()
     assert (await command(client, "forge.status", {}))["running"] is False
+
+
+async def test_cancel_while_the_model_answers_says_that_its_reply_was_stopped(client: LanguageClient, ws: Path) -> None:
+    write_script(ws, {"tool_calls": [{"name": "todo_read", "arguments": {}}]}, {"delay_ms": 30000, "text": "late"})
+    task = asyncio.ensure_future(command(client, "forge.run", {"prompt": "slow model"}))
+    await until(lambda: any(e.type == "toolCallFinished" for e in events(client)))  # the second request is out
+    answer = await command(client, "forge.cancel", {})
+    assert answer["cancelled"] is True and answer["stopped"] == "the model's reply was stopped", answer
+    assert (await asyncio.wait_for(task, 5))["status"] == "cancelled"
+    assert await command(client, "forge.cancel", {}) == {"cancelled": False}  # nothing runs now
 
 
 async def test_cancel_request_stops_the_turn(client: LanguageClient, ws: Path) -> None:

@@ -18,7 +18,7 @@ from pytest_lsp import LanguageClient
 from conftest import write_script
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "mcp"))
-from mcp_support import HttpEverything, everything_stdio, flaky, time_server  # noqa: E402
+from mcp_support import HttpEverything, everything_stdio, flaky, searched_path, time_server  # noqa: E402
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -186,6 +186,8 @@ async def test_max_failures_by_glob_and_the_tool_timeout(client: LanguageClient,
 
 
 async def test_a_trusted_mcp_json_failure_is_a_diagnostic_on_its_entry(client: LanguageClient, ws: Path) -> None:
+    # The PATH searched is named: an editor's PATH is not the shell's (a command in an inactive venv is not on it).
+    NOT_FOUND = f"cannot start no-such-mcp-server-xyz: not found on PATH ({searched_path()}); give its full path as command"  # noqa: N806
     mcp_json = ws / ".mcp.json"
     mcp_json.write_text('{\n  "mcpServers": {\n    "broken": {"command": "no-such-mcp-server-xyz"}\n  }\n}\n')
     client.workspace_did_change_watched_files(
@@ -195,7 +197,7 @@ async def test_a_trusted_mcp_json_failure_is_a_diagnostic_on_its_entry(client: L
     assert listed == {
         "servers": [
             {"name": "broken", "state": "failed", "source": "workspace", "tools": [],
-             "reason": "cannot start no-such-mcp-server-xyz: not found"}
+             "reason": NOT_FOUND}
         ]
     }  # fmt: skip
     for _ in range(100):
@@ -204,12 +206,10 @@ async def test_a_trusted_mcp_json_failure_is_a_diagnostic_on_its_entry(client: L
             break
         await asyncio.sleep(0.05)
     assert [(d.range.start.line, d.code, d.message) for d in diagnostics] == [
-        (2, "mcp-server-failed", "MCP server broken failed: cannot start no-such-mcp-server-xyz: not found")
+        (2, "mcp-server-failed", f"MCP server broken failed: {NOT_FOUND}")
     ]
     shown = [m.message for m in client.messages if "MCP server broken" in m.message]
-    assert shown == [
-        f"Forge: MCP server broken failed: cannot start no-such-mcp-server-xyz: not found ({mcp_json}:3); its tools are not available"
-    ]
+    assert shown == [f"Forge: MCP server broken failed: {NOT_FOUND} ({mcp_json}:3); its tools are not available"]
 
 
 async def test_a_server_that_exits_while_idle_is_failed_at_once(client: LanguageClient, ws: Path) -> None:

@@ -21,6 +21,15 @@ FLAKY = str(HERE / "servers" / "flaky.py")
 EVERYTHING = HERE / "node" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 
 
+def searched_path() -> str:
+    """The PATH a stdio server's command was looked for in, as its failure shows it (this process's, as the server
+    under test inherits it; cut at MAX_PATH_SHOWN)."""
+    from forge_lsp.tools.mcp.server import MAX_PATH_SHOWN
+
+    path = os.environ.get("PATH", os.defpath)
+    return path if len(path) <= MAX_PATH_SHOWN else path[:MAX_PATH_SHOWN] + "…"
+
+
 def time_server() -> dict[str, Any]:
     """mcp-server-time (PyPI, the dev extra), over stdio."""
     found = shutil.which("mcp-server-time")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_support import flaky, time_server
+from mcp_support import flaky, searched_path, time_server
 
 from support.trust import trust_workspace
 
@@ -37,7 +37,8 @@ def test_mcp_list_says_each_server_and_fails_when_one_did(tmp_path: Path) -> Non
     done = forge("mcp", "list", "-w", str(tmp_path), cwd=tmp_path)
     assert done.returncode == 1, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == "gone  failed: cannot start no-such-mcp-server-here: not found  [user]"
+    searched = f"not found on PATH ({searched_path()}); give its full path as command"  # where it was looked for
+    assert lines[0] == f"gone  failed: cannot start no-such-mcp-server-here: {searched}  [user]"
     assert lines[1] == "off  disabled  [user]"
     assert lines[2] == "time  ready (2 tools)  [user]" and lines[3].startswith("  mcp_time_get_current_time  ")
     user_servers({"time": time_server()})

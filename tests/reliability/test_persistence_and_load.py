@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import sqlite3
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from forge_lsp.state.liveness import start_time
 from forge_lsp.state.store import INTERRUPTED_RESULT, StateStore
 
 from support.openai_server import OpenAIStub
@@ -48,25 +50,56 @@ def children(pid: int) -> list[int]:
     return out
 
 
+def recorded_process(db_path: Path, words: str) -> tuple[int, str]:
+    """(pid, kernel start time) of the command line the server recorded as running (its processes table):
+    waits for the row, the server's own sign that the command started (the test's timeout bounds it)."""
+    while True:
+        if db_path.exists():
+            db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+            try:
+                rows = db.execute("SELECT pid, started, cmdline FROM processes").fetchall()
+            except sqlite3.OperationalError:  # the table is being created
+                rows = []
+            finally:
+                db.close()
+            for pid, started, argv in rows:
+                if words in " ".join(json.loads(argv)):  # bash -c "sleep 600", or the sleep it became
+                    return int(pid), str(started)
+        time.sleep(0.02)
+
+
+def wait_gone(pid: int, started: str) -> None:
+    """Until that process (pid and start time: not another one that got its pid) has exited: its pidfd turns
+    readable when it does. No clock: under load a kill may take long to land; the test's timeout bounds it."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        if start_time(pid) == started:
+            select.select([fd], [], [])
+    finally:
+        os.close(fd)
+
+
 def test_kill_9_mid_turn_then_a_new_server_resumes_everything(workspace: Path) -> None:
     behaviours = [
         {"tool": "shell", "arguments": json.dumps({"command": "echo first-result"})},
-        {"tool": "shell", "arguments": json.dumps({"command": "sleep 60"})},
+        # Longer than the test's timeout: only the kill ends it while the test waits.
+        {"tool": "shell", "arguments": json.dumps({"command": "sleep 600"})},
         {"text": "resumed fine"},
     ]
     with OpenAIStub(behaviours) as stub:
         (workspace / ".forge.toml").write_text(f'model = "openai/gpt-stub"\napi_base = "{stub.url}"\n')
         client = start(workspace)
         client.send_request("workspace/executeCommand", {"command": "forge.run", "arguments": [{"prompt": "first"}]})
-        client.read_until(lambda m: m.get("method") == "forge/event" and m["params"].get("title") == "shell: sleep 60")
-        time.sleep(0.3)
+        client.read_until(lambda m: m.get("method") == "forge/event" and m["params"].get("title") == "shell: sleep 600")
+        # Killed once the command runs and is recorded (not after a guessed delay: under load it may take seconds).
+        orphan, started = recorded_process(workspace / ".forge" / "state.sqlite3", "sleep 600")
         client.proc.send_signal(signal.SIGKILL)
         client.proc.wait()
         turn_id = client.events[0]["turnId"]
-        db = sqlite3.connect(workspace / ".forge" / "state.sqlite3")
-        (orphan,) = [pid for (pid,) in db.execute("SELECT pid FROM processes")]
-        db.close()
-        assert alive(orphan)  # the shell command outlived its server
+        assert alive(orphan) and start_time(orphan) == started  # the shell command outlived its server
         transcript = (workspace / ".forge" / "transcripts" / f"{turn_id}.md").read_text()
         assert transcript.endswith("\n") and "first-result" in transcript  # whole entries only
 
@@ -74,6 +107,10 @@ def test_kill_9_mid_turn_then_a_new_server_resumes_everything(workspace: Path) -
         result = second.request("workspace/executeCommand", {"command": "forge.run", "arguments": [{"prompt": "again"}]})
         status = second.request("workspace/executeCommand", {"command": "forge.status", "arguments": [{}]})
         second.close()
+    # The new server killed what the dead one left running when it opened the state: the signal is sent
+    # then, the process goes when the kernel gets to it (seconds under load). Waited for before this test
+    # opens the state itself, which would kill it too.
+    wait_gone(orphan, started)
     assert result["status"] == "completed" and result["text"] == "resumed fine"
     assert status["running"] is False
     sent = stub.requests[2]["body"]["messages"]
@@ -87,12 +124,6 @@ def test_kill_9_mid_turn_then_a_new_server_resumes_everything(workspace: Path) -
     store = StateStore(workspace)
     assert store.turn_status(turn_id) == "failed"
     store.close()
-    # The new server killed what the dead one left running (the signal is sent at once; the process may
-    # take a moment to go under load).
-    deadline = time.monotonic() + 10
-    while alive(orphan) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not alive(orphan)
 
 
 def test_two_workspaces_never_see_each_others_state(tmp_path: Path) -> None:

@@ -52,6 +52,23 @@ export function turnNotice(e: ForgeEvent): Notice | undefined {
   }
 }
 
+/**
+ * What a Forge: Cancel says, from forge.cancel's answer {cancelled, stopped?}: what the server stopped (the
+ * running shell command killed, the model's reply), in its words. The cancelled turn's own turnFinished then
+ * says nothing (one notification). undefined for no answer (an error, told already).
+ */
+export function cancelNotice(result: unknown): Notice | undefined {
+  if (typeof result !== "object" || result === null) {
+    return undefined;
+  }
+  const r = result as { cancelled?: unknown; stopped?: unknown };
+  if (r.cancelled !== true) {
+    return { level: "info", message: "Forge: no turn is running" };
+  }
+  const stopped = typeof r.stopped === "string" && r.stopped !== "" ? `; ${r.stopped}` : "";
+  return { level: "info", message: `Forge: turn cancelled${stopped}` };
+}
+
 /** The status bar: idle / running tool / retry N left / interrupted. */
 export function statusText(previous: string, e: ForgeEvent): string {
   switch (e.type) {

@@ -1,5 +1,6 @@
 // The Forge extension: starts forge-lsp, forwards settings, and shows what the server reports.
 // All agent logic is in the server.
+import * as fs from "node:fs";
 import * as vscode from "vscode";
 import {
   ExecuteCommandRequest,
@@ -12,13 +13,17 @@ import {
 import { editorContext, registerActions, RunArg } from "./actions";
 import { agentItems, withAgent } from "./agents";
 import { registerChat } from "./chat";
-import { conversationItems, ForgeEvent, Notice, statusText, turnNotice } from "./events";
+import { cancelNotice, conversationItems, ForgeEvent, Notice, statusText, turnNotice } from "./events";
 import { mcpServers, McpItem, McpServer, serverActions, serverItems, stateText } from "./mcp";
 import { SAVE_DOCUMENTS, SaveRequest, saveDocuments, withSaveCapability } from "./saves";
-import { ForgeSettings, initializationOptions, serverCommand, serverSettings } from "./settings";
+import { ForgeSettings, initializationOptions, serverCommand, serverProblem, serverSettings } from "./settings";
 import { commandItems, commandPrompt } from "./slash";
 
 let client: LanguageClient | undefined;
+// Why the server was not started (its command is not there), told again by each Forge command meanwhile.
+let startProblem: string | undefined;
+// A forge.cancel is on its way: its answer tells the cancelled turn's end (what the server stopped).
+let cancelAsked = false;
 let output: vscode.OutputChannel;
 let status: vscode.StatusBarItem;
 // Every forge/event, for the chat participant (the client takes one handler per notification).
@@ -56,8 +61,44 @@ function readSettings(): ForgeSettings {
   };
 }
 
+function isExecutable(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** The one error that says what to set, with a button to the setting (not the language client's two: "Launching
+ * server using command forge-lsp failed" and "couldn't create connection to server"). */
+function tellStartProblem(): void {
+  if (startProblem) {
+    void vscode.window.showErrorMessage(startProblem, "Open Settings").then((choice) => {
+      if (choice) {
+        // A machine setting: in a remote window (code-server, SSH, a container) it is the remote's, whose Settings tab
+        // takes no search; its settings.json is where the printed line goes.
+        if (vscode.env.remoteName) {
+          void vscode.commands.executeCommand("workbench.action.openRemoteSettingsFile");
+        } else {
+          void vscode.commands.executeCommand("workbench.action.openSettings", "forge.serverPath");
+        }
+      }
+    });
+  }
+}
+
 async function startClient(): Promise<void> {
   const settings = readSettings();
+  startProblem = serverProblem(settings, process.env.PATH ?? "", isExecutable);
+  if (startProblem) {
+    turnStatus = "$(error) Forge: not started";
+    showStatus();
+    tellStartProblem();
+    return;
+  }
+  turnStatus = "$(check) Forge: idle";
+  showStatus();
   const { command, args } = serverCommand(settings);
   const serverOptions: ServerOptions = { command, args, transport: TransportKind.stdio };
   const clientOptions: LanguageClientOptions = {
@@ -114,7 +155,8 @@ async function startClient(): Promise<void> {
     showStatus();
     forgeEvents.fire(event);
     const notice = turnNotice(event);
-    if (notice) {
+    const toldByCancel = cancelAsked && event.type === "turnFinished" && event.status === "cancelled";
+    if (notice && !toldByCancel) {
       show(notice);
     }
   });
@@ -148,6 +190,7 @@ async function selectAgent(): Promise<void> {
 
 async function runAgent(given?: unknown): Promise<void> {
   if (!client) {
+    tellStartProblem();
     return;
   }
   // A prompt given by the caller (Run Command); from the palette, asked for.
@@ -162,6 +205,7 @@ async function runAgent(given?: unknown): Promise<void> {
 /** A turn (forge.run {prompt, uri?, range?}) with a progress notification that Cancel cancels. */
 async function runTurn(arg: RunArg): Promise<unknown> {
   if (!client) {
+    tellStartProblem();
     return undefined;
   }
   const active = client;
@@ -176,8 +220,10 @@ async function runTurn(arg: RunArg): Promise<unknown> {
           progress.report({ message: value.message });
         }
       });
+      // Cancel sends forge.cancel first, whose answer says what the server stopped, then $/cancelRequest (for a
+      // turn that has not started yet).
+      const cancelling = cancel.onCancellationRequested(() => void cancelTurn(true));
       try {
-        // Cancelling sends $/cancelRequest, which cancels the turn on the server.
         return await active.sendRequest(ExecuteCommandRequest.type, { command: "forge.run", arguments: [arg], workDoneToken }, cancel);
       } catch (err) {
         if (!cancel.isCancellationRequested) {
@@ -186,9 +232,26 @@ async function runTurn(arg: RunArg): Promise<unknown> {
         return undefined;
       } finally {
         sub.dispose();
+        cancelling.dispose();
       }
     },
   );
+}
+
+/** Forge: Cancel (and Cancel on a turn's progress): forge.cancel, answered once the turn has ended with what the
+ * server stopped, which the one notification says. */
+async function cancelTurn(fromProgress = false): Promise<void> {
+  cancelAsked = true;
+  try {
+    const result = await forgeCommand("forge.cancel");
+    const notice = cancelNotice(result);
+    // From a turn's progress, a turn not started yet is cancelled by the request's own $/cancelRequest.
+    if (notice && !(fromProgress && (result as { cancelled?: boolean }).cancelled !== true)) {
+      show(notice);
+    }
+  } finally {
+    cancelAsked = false;
+  }
 }
 
 /** Forge: Run Command…: pick one of the server's commands, give its arguments, run it as "/name args". */
@@ -302,6 +365,7 @@ function show(notice: Notice): void {
 
 async function forgeCommand(name: string, arg: Record<string, unknown> = {}): Promise<unknown> {
   if (!client) {
+    tellStartProblem();
     return undefined;
   }
   try {
@@ -326,7 +390,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     forgeEvents,
     vscode.commands.registerCommand("forge.runAgent", runAgent),
     vscode.commands.registerCommand("forge.runCommand", runCommand),
-    vscode.commands.registerCommand("forge.cancelTurn", () => forgeCommand("forge.cancel")),
+    vscode.commands.registerCommand("forge.cancelTurn", cancelTurn),
     vscode.commands.registerCommand("forge.showStatus", async () => {
       const s = (await forgeCommand("forge.status")) as { running: boolean; model: string; limit: number; agent?: string } | undefined;
       if (s) {
@@ -361,10 +425,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration("forge") && client?.isRunning()) {
         void client.sendNotification("workspace/didChangeConfiguration", { settings: null });
+      } else if (!client && (e.affectsConfiguration("forge.serverPath") || e.affectsConfiguration("forge.pythonPath"))) {
+        void startClient(); // the setting the error asked for: the server starts now
       }
     }),
     vscode.commands.registerCommand("forge.restartServer", async () => {
       await client?.stop();
+      client = undefined;
       await startClient();
     }),
   );

@@ -1,4 +1,5 @@
 // Pure: VS Code settings -> what the server gets. No `vscode` import, so it is unit-tested in node.
+import * as path from "node:path";
 
 /** The extension's settings, as read from the "forge" configuration section. */
 export interface ForgeSettings {
@@ -47,4 +48,39 @@ export function serverCommand(settings: ForgeSettings): { command: string; args:
     return { command: settings.pythonPath, args: ["-m", "forge_lsp"] };
   }
   return { command: "forge-lsp", args: [] };
+}
+
+/** Where command runs from: a path as it is, a bare name in the first folder of pathVar that has it as an
+ * executable file; undefined when none does. */
+export function findExecutable(command: string, pathVar: string, isExecutable: (file: string) => boolean): string | undefined {
+  const names = process.platform === "win32" ? [command, `${command}.exe`, `${command}.cmd`] : [command];
+  if (command.includes("/") || command.includes("\\")) {
+    return names.find(isExecutable);
+  }
+  for (const dir of pathVar.split(path.delimiter)) {
+    const found = dir ? names.map((name) => path.join(dir, name)).find(isExecutable) : undefined;
+    if (found) {
+      return found;
+    }
+  }
+  return undefined;
+}
+
+const PRINT = "`forge-lsp --print-editor-config`, run where forge-lsp is installed, prints it";
+
+/** Why the server cannot start with these settings (its command is not there), as one line that says what to
+ * set; undefined when it can start. An editor's PATH is not the shell's: a virtual environment that is not
+ * active here (the README's install) is found only by forge.serverPath. */
+export function serverProblem(settings: ForgeSettings, pathVar: string, isExecutable: (file: string) => boolean): string | undefined {
+  const { command } = serverCommand(settings);
+  if (findExecutable(command, pathVar, isExecutable)) {
+    return undefined;
+  }
+  if (settings.serverPath) {
+    return `Forge: forge.serverPath ${command} is not an executable file: set it to the forge-lsp of the environment forge-lsp is installed in (${PRINT}).`;
+  }
+  if (settings.pythonPath) {
+    return `Forge: forge.pythonPath ${command} is not an executable file: set it to a Python that has forge-lsp, or set forge.serverPath (${PRINT}).`;
+  }
+  return `Forge: forge-lsp is not on PATH: set forge.serverPath to the forge-lsp of the environment you installed it in (${PRINT}).`;
 }

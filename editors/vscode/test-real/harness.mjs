@@ -53,7 +53,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * `workspace`. `settings` go in the user's settings.json (trusted, like a user's own).
  */
 export class RealVSCode {
-  constructor({ vsix, workspace, settings, trust = false, name = "session" }) {
+  constructor({ vsix, workspace, settings, trust = false, name = "session", env = {} }) {
     this.vsix = vsix;
     this.workspace = workspace;
     this.settings = settings;
@@ -70,12 +70,15 @@ export class RealVSCode {
     const n24 = path.join(cacheDir, "n24");
     this.env = {
       ...process.env,
-      PATH: `${n24}:${process.env.PATH}`,
       XDG_CONFIG_HOME: path.join(this.home, "config"),
       XDG_STATE_HOME: path.join(this.home, "state"),
+      XDG_CACHE_HOME: path.join(this.home, "cache"), // the server's compiled templates: not the user's ~/.cache
       XDG_DATA_HOME: path.join(this.home, "data"),
       LITELLM_LOCAL_MODEL_COST_MAP: "True",
+      ...env,
     };
+    // code-server's own node first, whatever PATH env gives (a PATH without the tests' virtual environment).
+    this.env.PATH = `${n24}:${this.env.PATH}`;
   }
 
   writeSettings(extra = {}) {

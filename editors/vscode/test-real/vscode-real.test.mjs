@@ -147,7 +147,8 @@ describe("real VS Code (code-server 1.139, Chromium)", { skip, timeout: 600_000 
       await vs.shot("sleep-running");
       const started = Date.now();
       await vs.pressNotificationButton(/^Forge: shell: sleep/, "Cancel");
-      await vs.waitToast(/^Forge: turn cancelled$/);
+      // What the server stopped, from forge.cancel's answer: the one notification of the cancelled turn.
+      await vs.waitToast(new RegExp(`^Forge: turn cancelled; the running shell command was killed \\(sleep ${SLEEP_ARG.replace(".", "\\.")}\\)$`));
       while (sleepPids().length > 0) {
         assert.ok(Date.now() - started < 10_000, `sleep still running: ${sleepPids()}`);
         await sleep(100);

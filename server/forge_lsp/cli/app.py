@@ -93,7 +93,15 @@ def _guarded_main(argv: Sequence[str] | None) -> int:
 SERVING_ON_A_TERMINAL = (
     "forge-lsp: this is the language server, speaking LSP on stdin/stdout for an editor to start; "
     "it is waiting for one (Ctrl-C or Ctrl-D ends it). To try the agent: `forge-lsp demo`; "
-    'to run a turn in this folder: `forge-lsp run "PROMPT"`; all commands: `forge-lsp --help`'
+    'to run a turn in this folder: `forge-lsp run "PROMPT"`; what to put in your editor\'s settings: '
+    "`forge-lsp --print-editor-config`; all commands: `forge-lsp --help`"
+)
+
+ACP_ON_A_TERMINAL = (
+    "forge-lsp acp: this is the agent for Agent Client Protocol clients (Zed, JetBrains, CodeCompanion), "
+    "speaking JSON-RPC on stdin/stdout for a client to start; it is waiting for one (Ctrl-C or Ctrl-D ends it). "
+    'To try the agent: `forge-lsp demo`; to run a turn in this folder: `forge-lsp run "PROMPT"`; '
+    "what to put in a client's settings: `forge-lsp --print-editor-config`"
 )
 
 
@@ -118,6 +126,12 @@ def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     _setup_logging(args.verbose, args.log_file)
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    if args.print_editor_config:
+        if args.command is not None or args.tcp or args.stdio:
+            raise UsageError("--print-editor-config prints the settings and exits: give it alone")
+        from forge_lsp.cli.editor_config import print_editor_config
+
+        return print_editor_config(sys.stdout)
     if args.command is None:
         return _serve(args)
     return _subcommand(args)
@@ -167,6 +181,10 @@ def _subcommand(args: argparse.Namespace) -> int:
     if args.command == "acp":
         from forge_lsp.acp.agent import serve
 
+        if is_terminal(sys.stdin):  # a person typed `forge-lsp acp`: a client never starts it on a terminal
+            say(sys.stderr, ACP_ON_A_TERMINAL)
+            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+                signal.signal(signal.SIGINT, _stop_at_once)
         return asyncio.run(serve())
     if args.command == "demo":
         folder = Path(args.workspace) if args.workspace else None

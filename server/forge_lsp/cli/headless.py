@@ -57,9 +57,15 @@ async def run_headless(
             runtime.new_conversation()
         elif conversation is not None:
             runtime.open_conversation(find_conversation(runtime.list_conversations(), conversation, runtime.root, workspace))
+        # "/name args": the command's prompt. An unknown /name is a mistake in the command line: said alone,
+        # before what the workspace's config says.
+        expansion = runtime.expand_command(prompt)
     except UnknownAgent as exc:
         runtime.close()
         raise UsageError(f"--agent: {exc}") from None
+    except BadPrompt as exc:
+        runtime.close()
+        raise UsageError(str(exc)) from None
     except BaseException:
         runtime.close()
         raise
@@ -72,7 +78,6 @@ async def run_headless(
         say(sys.stderr, untrusted_line(runtime.root, workspace, ignored, runtime.trust_state() == "changed", refused is None))
     printer = EventPrinter(out)
     try:
-        expansion = runtime.expand_command(prompt)  # "/name args": the command's prompt
         summary = await runtime.run(
             expansion.prompt, lambda e: printer(e.to_dict()), model or expansion.model, agent=agent or expansion.agent
         )

@@ -26,6 +26,11 @@ def build_parser() -> argparse.ArgumentParser:
     """The command line."""
     parser = _Parser(prog="forge-lsp", description="A Forge-style coding agent behind LSP.")
     parser.add_argument("--version", action="version", version=f"forge-lsp {__version__}")
+    parser.add_argument(
+        "--print-editor-config",
+        action="store_true",
+        help="print the Neovim, VS Code and Zed settings that start this install (no virtual environment to activate)",
+    )
     _logging_options(parser, default=True)
     # The same options after a subcommand (forge-lsp run "..." -v): given there, they win; not given, the ones before stay.
     common = _Parser(add_help=False)

@@ -24,6 +24,7 @@ from forge_lsp.core import prompts
 from forge_lsp.core.commands import Commands, Expansion
 from forge_lsp.core.errors import NoModel, TurnInProgress, UnknownAgent, check_prompt
 from forge_lsp.core.orchestrator import Emit, Orchestrator, TurnRequest
+from forge_lsp.core.running import RunningCall
 from forge_lsp.core.session import Ask, Session, deny_all
 from forge_lsp.core.transcript import TranscriptWriter, append_note
 from forge_lsp.core.turn_undo import TurnChanges, UndoRefused, UnknownTurn, describe, undo_turn
@@ -36,6 +37,7 @@ from forge_lsp.domain.template_names import TURN_TEMPLATES
 from forge_lsp.frontmatter import definitions
 from forge_lsp.llm.litellm_adapter import LiteLLMModel
 from forge_lsp.mcp_config import SERVER_NAME, McpSources, ServerSpec, acp_servers, load_servers, user_mcp_path
+from forge_lsp.state.dirs import stored_state_file
 from forge_lsp.state.store import StateStore
 from forge_lsp.state.turn_files import TurnFiles
 from forge_lsp.templates import TemplateEngine
@@ -204,6 +206,8 @@ class WorkspaceRuntime:
         self._undoing: str | None = None
         """The turn forge.undoTurn is putting back (no turn starts meanwhile)."""
         self._task: asyncio.Task[TurnSummary] | None = None
+        self.running_call = RunningCall()
+        """The tool call the running turn is in, for what forge.cancel says it stopped."""
         self.turn_id: str | None = None
         self.transcript: TranscriptWriter | None = None
         self.last_errors: dict[str, int] = {}
@@ -378,6 +382,10 @@ class WorkspaceRuntime:
     def ignored_keys(self) -> list[str]:
         """The names of what an untrusted workspace had ignored (keys, template files), sorted, once each."""
         return sorted({p.key or (p.path.name if p.path else "") for p in self.untrusted_problems()})
+
+    def has_state(self) -> bool:
+        """Whether the workspace has state to read: open, or stored (self.store makes .forge/ where there is none)."""
+        return self._store is not None or stored_state_file(self.root) is not None
 
     @property
     def store(self) -> StateStore:
@@ -592,6 +600,11 @@ class WorkspaceRuntime:
         self._task.cancel()
         return True
 
+    async def turn_ended(self, timeout: float) -> None:
+        """Wait until the running turn has ended (at most timeout seconds; at once when none runs)."""
+        if self._task is not None and not self._task.done():
+            await asyncio.wait([self._task], timeout=timeout)
+
     def status(self) -> dict[str, Any]:
         """forge.status: whether a turn runs, the model, the limit and the failure counts."""
         out: dict[str, Any] = {
@@ -620,7 +633,9 @@ class WorkspaceRuntime:
         if self.last_usage is not None:
             out["lastTurn"] = self.last_usage.to_dict()
         try:
-            out["conversation"] = self.store.conversation_usage(self.store.current_conversation()).to_dict()
+            # No state yet: nothing used, and reading would make .forge/ (forge.status in a plain repository).
+            usage = self.store.conversation_usage(self.store.current_conversation()) if self.has_state() else Usage()
+            out["conversation"] = usage.to_dict()
         except Exception as exc:  # a state problem is reported elsewhere; status still answers
             log.warning("usage: %s", exc)
         return out
@@ -692,7 +707,9 @@ class WorkspaceRuntime:
     def agent_of(self, session: Session) -> Agent:
         """The agent a session's conversation uses (forge.setAgent, session/set_mode); forge when none was
         chosen, or when the chosen one is gone (its file removed, the workspace no longer trusted)."""
-        chosen = self.store.conversation_agent(self.conversation_of(session))
+        # Nothing stored yet, nothing chosen: asking would make .forge/ (a turn refused at once, forge.status).
+        stored = session.conversation_id is not None or self.has_state()
+        chosen = self.store.conversation_agent(self.conversation_of(session)) if stored else None
         found = self.agents.agents.get(chosen) if chosen else None
         return found or self.agent(DEFAULT_AGENT)
 
@@ -811,6 +828,7 @@ class WorkspaceRuntime:
         self.store.start_turn(turn_id, conversation, prompt)
 
         def fan_out(event: Event) -> None:
+            self.running_call.see(event)
             try:
                 if isinstance(event, TurnFinished) and (touched := turn_files.files(turn_id)):
                     transcript.note(f"## Files changed\n\n{describe(touched)}\n{UNDO_HINT.format(turn=turn_id)}\n")

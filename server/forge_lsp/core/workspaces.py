@@ -36,6 +36,10 @@ class Workspaces:
     def __len__(self) -> int:
         return len(self._runtimes)
 
+    def running(self, turn_id: str | None = None) -> WorkspaceRuntime | None:
+        """The runtime whose turn runs (turn_id's, when given): the first one found; None when none does."""
+        return next((r for r in self if r.running and (not turn_id or r.turn_id == turn_id)), None)
+
     def cancel(self, turn_id: str | None = None) -> bool:
         """Cancel a running turn (turn_id's, when given): the first one found; True if one was."""
         return any(runtime.cancel(turn_id) for runtime in self)

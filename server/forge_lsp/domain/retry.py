@@ -23,6 +23,7 @@ CONNECT_DELAY_CAP_MS = 500
 # ModelError.kind values. The adapter classifies by exception type first, HTTP status second.
 CREDENTIALS = "credentials"  # an API key missing from the environment
 SCRIPT = "script"  # a scripted model's script file missing or unreadable
+PROVIDER = "provider"  # a model name litellm routes to no provider ("nonsense" for "openai/gpt-4o")
 AUTH = "auth"  # 401: the key was refused
 PERMISSION = "permission"  # 403
 BAD_REQUEST = "bad_request"  # 400 / 422
@@ -34,7 +35,7 @@ RATE_LIMIT = "rate_limit"  # 429
 SERVER = "server"  # 5xx and other transient statuses, a dropped connection
 EMPTY = "empty"  # a reply with neither text nor tool call
 OTHER = "other"
-UNSENT = frozenset({CREDENTIALS, SCRIPT})
+UNSENT = frozenset({CREDENTIALS, SCRIPT, PROVIDER})
 """Kinds of failure that happen before a request leaves forge-lsp: it was never sent, so it is not counted."""
 
 

@@ -78,6 +78,7 @@ _MODEL_MISSING = re.compile(
     r"invalid model|model not found|LLM Provider NOT provided",
     re.IGNORECASE,
 )
+_NO_PROVIDER = re.compile(r"LLM Provider NOT provided")
 _KEY_MISSING = re.compile(
     r"missing credentials|missing [\w ]{0,40}api key|api[_ ]key[^.\n]{0,40}(?:not set|must be set|missing)", re.I
 )
@@ -158,6 +159,14 @@ def _classify(
     script = next((e for e in chain if _is(e, "ScriptError")), None)
     if script is not None:  # the scripted model's own script: nothing was sent anywhere
         return ModelError(f"scripted model: {script}{where}", False, kind=retry.SCRIPT)
+    if _NO_PROVIDER.search(raw):
+        # litellm's own check before any request: its BadRequestError carries a 400 nobody answered.
+        return ModelError(
+            f"unknown model {model or text}: litellm knows no provider for it; name it provider/model "
+            "(e.g. openai/gpt-4o, anthropic/claude-sonnet-4-5, ollama/qwen3); nothing was sent",
+            False,
+            kind=retry.PROVIDER,
+        )
     if any(_is(e, "ContextWindowExceededError") for e in chain):
         return ModelError(
             f"the conversation no longer fits in the context window of {model or 'the model'}: compact it "

@@ -286,14 +286,26 @@ async def forge_run(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
     return redact_data(summary.to_dict())  # type: ignore[no-any-return]
 
 
+CANCEL_WAIT_S = 5.0
+"""How long forge.cancel waits for the turn to end before it answers (a killed command ends in milliseconds)."""
+
+
 async def forge_cancel(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
-    """{turnId?}: cancel the running turn (that one, when given); {cancelled}."""
+    """{turnId?}: cancel the running turn (that one, when given); {cancelled, turnId?, stopped?}, answered once the
+    turn has ended (its turnFinished sent), stopped saying what the cancel stopped ("the running shell command was
+    killed (pytest -q)", "the model's reply was stopped")."""
     await ls.wait_configured()
     arg = object_argument(args, "forge.cancel")
     turn_id = arg.get("turnId")
     if turn_id is not None and not isinstance(turn_id, str):
         raise JsonRpcInvalidParams("forge.cancel: turnId must be a string")
-    return {"cancelled": ls.workspaces.cancel(turn_id)}
+    runtime = ls.workspaces.running(turn_id)
+    if runtime is None:
+        return {"cancelled": False}
+    cancelled, stopped = runtime.turn_id, runtime.running_call.stopped()
+    runtime.cancel(turn_id)
+    await runtime.turn_ended(CANCEL_WAIT_S)
+    return redact_data({"cancelled": True, "turnId": cancelled, "stopped": stopped})  # type: ignore[no-any-return]
 
 
 async def forge_status(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:

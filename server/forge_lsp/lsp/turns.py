@@ -13,6 +13,7 @@ from forge_lsp.domain.events import (
     Interrupt,
     ModelNotice,
     Retry,
+    ToolCallFinished,
     ToolCallStarted,
     TurnFinished,
     TurnStarted,
@@ -133,6 +134,9 @@ def on_event(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, event: Event, t
         # A read of a missing file must not put a Problem on a file that is not there.
         if file_path is not None and file_path.is_file():
             ls.file_failures.retry(event, file_path.as_uri())
+    elif isinstance(event, ToolCallFinished):
+        # A call that made good an earlier failure on its file takes that failure's Warning off the file.
+        ls.file_failures.finished(event, (runtime.root / event.path).as_uri() if event.path else None)
     elif isinstance(event, Interrupt) and transcript is not None and transcript_uri is not None:
         # The user hears of the interrupt once: offer_continue's showMessageRequest (a Warning with
         # "Continue") carries the reason; a showMessage as well would be a second notification.

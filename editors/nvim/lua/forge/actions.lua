@@ -1,6 +1,6 @@
--- Code actions (:ForgeFix): Neovim's code action menu with the diagnostics of every namespace (a
--- linter's, another server's, the compiler's), not only the server's own that Neovim 0.11 sends; and
--- the client-side commands the server's actions name: forge.run (a turn, through this plugin) and
+-- Code actions (:ForgeFix, and the standard vim.lsp.buf.code_action() / `gra`, whose requests to forge-lsp
+-- get the diagnostics of every namespace: a linter's, another server's, the compiler's, not only the server's
+-- own that Neovim 0.8+ sends); and the client-side commands the server's actions name: forge.run (a turn, through this plugin) and
 -- forge.editSelection (asks for an instruction with vim.ui.input, then a turn on the selection).
 local clients = require("forge.client")
 local notify = require("forge.notify").notify
@@ -34,6 +34,63 @@ function M.diagnostics(bufnr, first, last)
     end
   end
   return found
+end
+
+--- Whether two LSP Diagnostics are the same one (the server's own, and the copy of it every namespace gives).
+local function same(a, b)
+  local ra, rb = a.range or {}, b.range or {}
+  local sa, sb = ra.start or {}, rb.start or {}
+  return a.message == b.message and a.source == b.source and sa.line == sb.line and sa.character == sb.character
+end
+
+--- params of a textDocument/codeAction request with the diagnostics of every namespace on its lines added to
+--- context.diagnostics (a copy: Neovim 0.11 gives every client the same context table).
+function M.with_every_namespace(params, bufnr)
+  if type(params) ~= "table" or type(params.range) ~= "table" or type(params.textDocument) ~= "table" then
+    return params
+  end
+  if bufnr == nil or bufnr == 0 then
+    bufnr = vim.uri_to_bufnr(params.textDocument.uri)
+  end
+  local context = vim.tbl_extend("force", {}, type(params.context) == "table" and params.context or {})
+  local have = type(context.diagnostics) == "table" and context.diagnostics or {}
+  local all = vim.list_extend({}, have)
+  for _, d in ipairs(M.diagnostics(bufnr, params.range.start.line, params.range["end"].line)) do
+    local known = false
+    for _, h in ipairs(all) do
+      known = known or same(h, d)
+    end
+    if not known then
+      table.insert(all, d)
+    end
+  end
+  context.diagnostics = all
+  return vim.tbl_extend("force", params, { context = context })
+end
+
+--- The standard code action key (vim.lsp.buf.code_action(), `gra` on 0.11) offers "Forge: Fix" for any source's
+--- diagnostic: Neovim 0.8+ sends a server only its own diagnostics in the request's context, so the forge client's
+--- textDocument/codeAction requests get the diagnostics of every namespace on the requested lines added.
+function M.widen(client)
+  if not client or client.forge_widened then
+    return
+  end
+  client.forge_widened = true
+  local request = client.request
+  client.request = function(first, ...)
+    if first == client then -- client:request(method, params, handler, bufnr) (0.11)
+      local method, params, handler, bufnr = ...
+      if method == "textDocument/codeAction" then
+        params = M.with_every_namespace(params, bufnr)
+      end
+      return request(client, method, params, handler, bufnr)
+    end
+    local params, handler, bufnr = ... -- client.request(method, params, handler, bufnr) (0.7 to 0.10)
+    if first == "textDocument/codeAction" then
+      params = M.with_every_namespace(params, bufnr)
+    end
+    return request(first, params, handler, bufnr)
+  end
 end
 
 --- Whether one of diagnostics is another source's (a Fix is offered for it): Forge's own (a failed tool

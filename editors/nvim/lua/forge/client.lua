@@ -68,6 +68,11 @@ function M.before_init(params, lsp_config)
   params.initializationOptions = options
 end
 
+--- on_init of every forge client: its code action requests carry every namespace's diagnostics (forge.actions).
+function M.on_init(client)
+  require("forge.actions").widen(client)
+end
+
 --- The client config for root: vim.lsp.config("forge")'s (0.11, configured that way, no setup()),
 --- else setup's options.
 local function client_config(root)
@@ -76,14 +81,16 @@ local function client_config(root)
     -- Configured the 0.11 way (vim.lsp.config("forge", ...)): a command starts what it describes.
     c = vim.deepcopy(vim.lsp.config.forge)
     c.name = "forge"
+    c.cmd = config.server_cmd(c.cmd)
   else
     c = {
       name = "forge",
-      cmd = config.options.cmd,
+      cmd = config.server_cmd(config.options.cmd),
       init_options = { settings = object(config.server_settings()) },
       settings = { forge = object(config.server_settings()) },
       handlers = M.handlers,
       before_init = M.before_init,
+      on_init = M.on_init,
     }
   end
   c.root_dir = root
@@ -119,18 +126,54 @@ local function running()
   return found
 end
 
---- The running server for a root, started if needed (one per root).
-function M.start(root)
+-- The commands not found, told once each when a file opened would have started them.
+local told_missing = {}
+
+--- Whether the config's cmd can run; if not, one line says what to set (Neovim's own words are two lines
+--- of "Spawning language server with cmd ... failed" and a hit-enter prompt). quiet: tell it once only
+--- (a file opened, not a command the user typed).
+local function runnable(c, quiet)
+  local cmd = c.cmd
+  if type(cmd) ~= "table" or type(cmd[1]) ~= "string" or vim.fn.executable(cmd[1]) == 1 then
+    return true -- found, or a function (0.11): Neovim starts it
+  end
+  if quiet and told_missing[cmd[1]] then
+    return false
+  end
+  told_missing[cmd[1]] = true
+  local native = not config.did_setup and has_011 and vim.lsp.config and vim.lsp.config.forge
+  local where = native and 'vim.lsp.config("forge")' or "setup()"
+  local name = cmd[1]:find("/", 1, true) and vim.fn.fnamemodify(cmd[1], ":~") or cmd[1]
+  local say = function()
+    notify(string.format("Forge: %s not found: set cmd in %s (:checkhealth forge)", name, where), levels.ERROR)
+  end
+  if quiet then
+    -- From a file's BufReadPost: an error there is "Error detected while processing BufReadPost Autocommands"
+    -- and a hit-enter prompt; told once the autocommand is done, it is the one line.
+    vim.schedule(say)
+  else
+    say()
+  end
+  return false
+end
+
+--- The running server for a root, started if needed (one per root); nil and whether the user was told why
+--- when it cannot start (quiet: a missing command is told once only).
+function M.start(root, quiet)
   for _, client in ipairs(running()) do
     if client.config.root_dir == root then
       return client
     end
   end
+  local c = client_config(root)
+  if not runnable(c, quiet) then
+    return nil, true
+  end
   local id
   if has_011 then
-    id = vim.lsp.start(client_config(root), { attach = false })
+    id = vim.lsp.start(c, { attach = false })
   else
-    id = vim.lsp.start_client(client_config(root))
+    id = vim.lsp.start_client(c)
   end
   ids[root] = id
   return alive(id)
@@ -190,7 +233,7 @@ function M.attach(bufnr)
     if not root then
       return nil
     end
-    client = M.start(root)
+    client = M.start(root, true)
   end
   if client then
     attach_file(bufnr, client)
@@ -206,9 +249,12 @@ function M.for_command(bufnr)
   local client = M.get(bufnr)
   if not client then
     local root = roots.find_root(roots.buffer_file(bufnr) or vim.fn.getcwd()) or vim.fn.getcwd()
-    client = M.start(root)
+    local told
+    client, told = M.start(root)
     if not client then
-      notify("Forge: could not start " .. table.concat(config.options.cmd, " "), levels.ERROR)
+      if not told then
+        notify("Forge: could not start " .. table.concat(client_config(root).cmd, " "), levels.ERROR)
+      end
       return nil
     end
   end

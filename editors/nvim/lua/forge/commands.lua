@@ -113,13 +113,13 @@ end
 
 function M.cancel(on_result)
   events.note_cancel()
-  command("forge.cancel", nil, function(result)
-    if not result.cancelled then
-      notify("Forge: no turn is running")
-    end
-    -- A cancelled turn is told by its turnFinished event.
+  local client = command("forge.cancel", nil, function(result)
+    events.cancel_answered(result) -- the server answers once the turn has ended, saying what it stopped
     answer(on_result, result)
   end)
+  if not client then
+    events.note_cancel(false) -- no server: nothing was sent (for_command said why)
+  end
 end
 
 --- :ForgeContinue: a new turn that goes on from the last interrupted one (what Continue answers).

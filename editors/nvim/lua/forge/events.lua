@@ -39,11 +39,63 @@ local function log_summary_line(s)
   return line
 end
 
+-- What starts the part of a prompt that the server added from the editor (docs/design.md "The editor's context").
+local EDITOR_CONTEXT = "\n\nContext from the editor:\n"
+
+--- The user's own text of a turn's prompt: without what the editor added (the selection, unsaved diffs),
+--- which turnStarted's context names instead.
+local function own_prompt(prompt, context)
+  prompt = type(prompt) == "string" and prompt or ""
+  if type(context) ~= "table" or next(context) == nil then
+    return prompt
+  end
+  local cut, from = nil, 1
+  while true do -- the last one: the user's own text may quote the heading
+    local at = prompt:find(EDITOR_CONTEXT, from, true)
+    if not at then
+      break
+    end
+    cut, from = at, at + 1
+  end
+  return cut and prompt:sub(1, cut - 1) or prompt
+end
+
+--- An LSP Range as "line 3" or "lines 3-5" (a whole-line selection ends on the line before its end).
+local function range_lines(range)
+  local ok, first, last, char = pcall(function()
+    return range.start.line + 1, range["end"].line + 1, range["end"].character
+  end)
+  if not ok or type(first) ~= "number" or type(last) ~= "number" then
+    return nil
+  end
+  if last > first and char == 0 then
+    last = last - 1
+  end
+  return first == last and ("line " .. first) or string.format("lines %d-%d", first, last)
+end
+
+--- turnStarted's context {file?, range?, unsaved?} as one phrase: "main.py (lines 2-3); unsaved in the editor: a.py".
+local function context_text(context)
+  local parts = {}
+  if type(context.file) == "string" then
+    local lines = context.range and range_lines(context.range)
+    table.insert(parts, lines and string.format("%s (%s)", context.file, lines) or context.file)
+  end
+  if type(context.unsaved) == "table" and #context.unsaved > 0 then
+    table.insert(parts, "unsaved in the editor: " .. table.concat(vim.tbl_map(tostring, context.unsaved), ", "))
+  end
+  return table.concat(parts, "; ")
+end
+
 local function format_event(e)
   local t = e.type
   if t == "turnStarted" then
     local by = (e.agent and e.agent ~= "forge") and (", agent " .. e.agent) or ""
-    return string.format("▶ turn %s started (model %s%s): %s", e.turnId, e.model or "?", by, e.prompt or "")
+    -- The user's prompt (its later lines indented under it) and one line for what the editor added.
+    local prompt = own_prompt(e.prompt, e.context):gsub("\n", "\n  ")
+    local line = string.format("▶ turn %s started (model %s%s): %s", e.turnId, e.model or "?", by, prompt)
+    local context = type(e.context) == "table" and context_text(e.context) or ""
+    return context ~= "" and (line .. "\n  context: " .. context) or line
   elseif t == "toolCallStarted" then
     return "  → " .. ((e.title and e.title ~= "") and e.title or e.tool)
   elseif t == "toolCallFinished" then
@@ -83,13 +135,8 @@ local function announce_finished(e)
   if e.status == "completed" then
     notify("Forge: turn completed (" .. summary_line(s) .. ")")
   elseif e.status == "cancelled" then
-    local killed = state.cancelled_tool
-    state.cancelled_tool = nil
-    if killed == "shell" then
-      notify("Forge: turn cancelled; the running shell command was killed")
-    elseif killed then
-      notify("Forge: turn cancelled; the running " .. killed .. " was stopped")
-    else
+    -- A :ForgeCancel's answer says what was stopped (M.cancel_answered); otherwise ($/cancelRequest) this is all.
+    if not state.cancel_asked then
       notify("Forge: turn cancelled")
     end
   elseif e.status == "failed" and not s.error then
@@ -118,6 +165,7 @@ local function handle_event(event)
     log.append(line)
   end
   if t == "turnStarted" then
+    state.cancel_asked = false -- a cancel whose answer never came (an error, told) is no cancel of this turn
     state.status = "running"
     state.turn_id = event.turnId
     state.turn_agent = event.agent
@@ -184,9 +232,22 @@ function M.tokens_text(n)
   return count(n, "token")
 end
 
---- The user cancelled: the tool running then (a shell command is killed) is named when the turn ends.
-function M.note_cancel()
-  state.cancelled_tool = state.turn_id and state.tool or nil
+--- :ForgeCancel was sent (asked false: it could not be): the turn's end is told by its answer, which says
+--- what the server stopped.
+function M.note_cancel(asked)
+  state.cancel_asked = asked ~= false
+end
+
+--- forge.cancel's answer {cancelled, stopped?}: told once, in the server's words of what was stopped (a shell
+--- command killed, the model's reply), not guessed from the events this plugin happened to see.
+function M.cancel_answered(result)
+  state.cancel_asked = false
+  if type(result) ~= "table" or not result.cancelled then
+    notify("Forge: no turn is running")
+    return
+  end
+  local stopped = type(result.stopped) == "string" and result.stopped ~= "" and ("; " .. result.stopped) or ""
+  notify("Forge: turn cancelled" .. stopped)
 end
 
 --- A usage {promptTokens, completionTokens, cost} as "12.3k tokens $0.0321" ("cost unknown" when unpriced).

@@ -60,6 +60,31 @@ local function server_cmd()
   return config.options.cmd, "setup()"
 end
 
+--- What to do when cmd cannot run: the README's install (a virtual environment in the clone, named by its path
+--- when this plugin is in one), and the line to set.
+local function install_advice(where)
+  local root = config.clone_root()
+  local venv = (root or "/path/to/forge-lsp") .. "/.venv/bin/forge-lsp"
+  local advice = {}
+  if root then
+    table.insert(advice, string.format(
+      "install it as the README says, in this clone: cd %s && python3 -m venv .venv && .venv/bin/pip install -e . "
+        .. "(cmd { 'forge-lsp' } then finds %s, without activating it)",
+      root,
+      venv
+    ))
+  else
+    table.insert(advice, "install it as the README says: in a clone of forge-lsp, python3 -m venv .venv && .venv/bin/pip install -e .")
+  end
+  table.insert(advice, string.format(
+    "or set cmd in %s to the forge-lsp of the environment that has it: cmd = { '%s' } "
+      .. "(`forge-lsp --print-editor-config`, run there, prints the line)",
+    where,
+    venv
+  ))
+  return advice
+end
+
 local function check_server()
   local cmd, where = server_cmd()
   if type(cmd) == "function" then
@@ -70,17 +95,18 @@ local function check_server()
     fail("cmd is not a list of strings: " .. vim.inspect(cmd))
     return
   end
+  cmd = config.server_cmd(cmd)
   if vim.fn.executable(cmd[1]) ~= 1 then
-    fail(cmd[1] .. " not found on PATH (cmd of " .. where .. ")", {
-      "pip install forge-lsp (or point cmd at a Python that has it: { 'python3', '-m', 'forge_lsp' })",
-    })
+    local missing = cmd[1]:find("/", 1, true) and " is not an executable file" or " not found on PATH"
+    fail(cmd[1] .. missing .. " (cmd of " .. where .. ")", install_advice(where))
     return
   end
   local argv = vim.deepcopy(cmd)
   table.insert(argv, "--version")
   local output, code = run(argv, 10000)
   if output and code == 0 and output:match("forge%-lsp") then
-    ok(table.concat(cmd, " ") .. ": " .. output)
+    local venv = cmd[1] == config.clone_server() and vim.fn.exepath("forge-lsp") == ""
+    ok(table.concat(cmd, " ") .. ": " .. output .. (venv and " (the virtual environment of the clone this plugin is in: forge-lsp is not on PATH)" or ""))
   else
     fail(table.concat(argv, " ") .. " failed (" .. tostring(code) .. "): " .. tostring(output))
   end

@@ -59,5 +59,6 @@ M.get_client = clients.get
 -- For a client config of one's own (lsp/forge.lua).
 M.handlers = clients.handlers
 M.before_init = clients.before_init
+M.on_init = clients.on_init
 
 return M

@@ -10,6 +10,7 @@ import { test } from "node:test";
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
 import { ForgeEvent, statusText } from "../events";
 import { ForgeSettings, initializationOptions, serverSettings } from "../settings";
+import { serverEnv } from "./env";
 
 interface Diagnostic {
   severity: number;
@@ -28,8 +29,7 @@ test("a turn through the real server with the extension's settings", { timeout: 
   const settings: ForgeSettings = { serverPath: "", pythonPath: "python3", maxToolFailurePerTurn: 2, model: null };
   const python = process.env.FORGE_PYTHON || "python3";
   const proc = spawn(python, ["-m", "forge_lsp"], {
-    // The server records the workspace trusted (VS Code's word) in a state folder of the test's own, never the user's.
-    env: { ...process.env, LITELLM_LOCAL_MODEL_COST_MAP: "True", XDG_STATE_HOME: fs.mkdtempSync(path.join(os.tmpdir(), "forge-state-")) },
+    env: serverEnv(),
     stdio: ["pipe", "pipe", "inherit"],
   });
   const conn = createMessageConnection(new StreamMessageReader(proc.stdout!), new StreamMessageWriter(proc.stdin!));

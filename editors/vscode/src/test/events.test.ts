@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
-import { chatParts, conversationItems, statusText, turnNotice, usageText } from "../events";
+import { cancelNotice, chatParts, conversationItems, statusText, turnNotice, usageText } from "../events";
 
 test("status bar follows a turn: running tool, retry N left, interrupted, idle", () => {
   let s = "$(check) Forge: idle";
@@ -66,4 +66,15 @@ test("Open Conversation lists titles with turns, status, tokens and when", () =>
   assert.equal(items[1].label, "(no turn yet)");
   assert.equal(items[1].description, "0 turns, 0 tokens");
   assert.deepEqual(conversationItems("not a list"), []);
+});
+
+test("Forge: Cancel says what the server stopped, from forge.cancel's answer", () => {
+  assert.deepEqual(cancelNotice({ cancelled: true, turnId: "t", stopped: "the running shell command was killed (sleep 30)" }), {
+    level: "info",
+    message: "Forge: turn cancelled; the running shell command was killed (sleep 30)",
+  });
+  assert.deepEqual(cancelNotice({ cancelled: true, turnId: "t", stopped: "the model's reply was stopped" })?.message, "Forge: turn cancelled; the model's reply was stopped");
+  assert.deepEqual(cancelNotice({ cancelled: true }), { level: "info", message: "Forge: turn cancelled" }); // an older server
+  assert.deepEqual(cancelNotice({ cancelled: false }), { level: "info", message: "Forge: no turn is running" });
+  assert.equal(cancelNotice(undefined), undefined); // an error: told as one
 });

@@ -1,6 +1,6 @@
 import { strict as assert } from "node:assert";
 import { test } from "node:test";
-import { initializationOptions, serverCommand, serverSettings } from "../settings";
+import { findExecutable, initializationOptions, serverCommand, serverProblem, serverSettings } from "../settings";
 
 test("client-only and empty settings are not sent to the server", () => {
   const s = serverSettings({
@@ -26,4 +26,21 @@ test("server command: serverPath, then python -m forge_lsp, then forge-lsp", () 
   assert.deepEqual(serverCommand({ serverPath: "/opt/forge-lsp", pythonPath: "/p" }), { command: "/opt/forge-lsp", args: [] });
   assert.deepEqual(serverCommand({ pythonPath: "/p" }), { command: "/p", args: ["-m", "forge_lsp"] });
   assert.deepEqual(serverCommand({}), { command: "forge-lsp", args: [] });
+});
+
+test("a server command that is not there is one line saying what to set (the README's venv is not on the editor's PATH)", () => {
+  const files = new Set(["/home/me/forge-lsp/.venv/bin/forge-lsp", "/usr/bin/python3"]);
+  const exists = (f: string) => files.has(f);
+  const PATH = "/usr/local/bin:/usr/bin:/bin";
+  assert.equal(findExecutable("python3", PATH, exists), "/usr/bin/python3");
+  assert.equal(findExecutable("forge-lsp", PATH, exists), undefined);
+  const missing = serverProblem({}, PATH, exists);
+  assert.ok(missing?.startsWith("Forge: forge-lsp is not on PATH: set forge.serverPath to the forge-lsp of the environment"), missing);
+  assert.ok(missing?.includes("`forge-lsp --print-editor-config`") && !missing.includes("pip install"), missing);
+  assert.equal(serverProblem({ serverPath: "/home/me/forge-lsp/.venv/bin/forge-lsp" }, PATH, exists), undefined);
+  assert.equal(serverProblem({}, `/home/me/forge-lsp/.venv/bin:${PATH}`, exists), undefined);
+  assert.equal(serverProblem({ pythonPath: "python3" }, PATH, exists), undefined);
+  const typo = serverProblem({ serverPath: "/home/me/forge-lsp/venv/bin/forge-lsp" }, PATH, exists);
+  assert.ok(typo?.startsWith("Forge: forge.serverPath /home/me/forge-lsp/venv/bin/forge-lsp is not an executable file"), typo);
+  assert.ok(serverProblem({ pythonPath: "/opt/py" }, PATH, exists)?.startsWith("Forge: forge.pythonPath /opt/py is not"));
 });

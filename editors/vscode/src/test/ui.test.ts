@@ -11,6 +11,7 @@ import { pathToFileURL } from "node:url";
 import { test } from "node:test";
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
 import { ForgeEvent, turnNotice } from "../events";
+import { serverEnv } from "./env";
 
 interface Shown {
   message: string;
@@ -33,8 +34,7 @@ test("an interrupt is one notification with Continue; the Continue turn's result
   const fail = { text: "Let me try the command.", tool_calls: [{ name: "shell", arguments: { command: "exit 1" } }] };
   fs.writeFileSync(path.join(ws, "script.json"), JSON.stringify({ responses: [fail, fail, fail, { text: "Recovered after the interrupt." }] }));
   const proc = spawn(process.env.FORGE_PYTHON || "python3", ["-m", "forge_lsp"], {
-    // The server records the workspace trusted (VS Code's word) in a state folder of the test's own, never the user's.
-    env: { ...process.env, LITELLM_LOCAL_MODEL_COST_MAP: "True", XDG_STATE_HOME: fs.mkdtempSync(path.join(os.tmpdir(), "forge-state-")) },
+    env: serverEnv(),
     stdio: ["pipe", "pipe", "inherit"],
   });
   const conn = createMessageConnection(new StreamMessageReader(proc.stdout!), new StreamMessageWriter(proc.stdin!));

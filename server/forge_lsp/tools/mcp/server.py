@@ -36,6 +36,18 @@ STDERR_LINES = 20
 MAX_TOOL_PAGES = 50
 
 
+MAX_PATH_SHOWN = 400
+"""Of the PATH a command was looked for in, in its failure (a notification, a diagnostic)."""
+
+
+class CommandNotFound(FileNotFoundError):
+    """A stdio server's command is not there; the message says where it was looked for (an editor's PATH is
+    not the shell's: a command installed in a virtual environment is not on it)."""
+
+    def __init__(self, where: str, command: str) -> None:
+        super().__init__(2, where, command)
+
+
 class ServerGone(Exception):
     """The server is not connected (it failed, crashed or was stopped): a call cannot be made."""
 
@@ -243,7 +255,8 @@ class McpServer:
         except NotStartedHere as exc:
             self._fail(str(exc))
         except FileNotFoundError as exc:
-            self._fail(f"cannot start {exc.filename or self.spec.command}: not found")
+            why = exc.strerror if isinstance(exc, CommandNotFound) else "not found"
+            self._fail(f"cannot start {exc.filename or self.spec.command}: {why}")
         except Exception as exc:  # any failure of the server is its state, never the turn's
             log.debug("MCP server %s", self.name, exc_info=True)
             self._fail(self._reason(exc))
@@ -326,7 +339,11 @@ class McpServer:
             else:
                 found = shutil.which(command, path=path)
             if found is None:
-                raise FileNotFoundError(2, "not found", command)
+                if "/" in command:
+                    raise CommandNotFound(f"no executable file at {(cwd / command).resolve()}", command)
+                whose = "the PATH its env sets" if "PATH" in env else "PATH"
+                shown = path if len(path) <= MAX_PATH_SHOWN else path[:MAX_PATH_SHOWN] + "…"
+                raise CommandNotFound(f"not found on {whose} ({shown}); give its full path as command", command)
             program, argv = guarded(found, list(spec.args))
             params = StdioServerParameters(command=program, args=argv, env=env or None, cwd=cwd)
             self._stderr = _StderrTail(self.name)
