@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import mcp_bench  # noqa: E402  (bench/, this script's folder, is on sys.path)
 import nvim_edits_bench  # noqa: E402
+import open_documents_bench  # noqa: E402
 import redact_bench  # noqa: E402
 
 from support.openai_server import OpenAIStub  # noqa: E402
@@ -554,6 +555,7 @@ def main() -> None:
     mcp_bench.run(report, q)
     redact_bench.run(report, q)
     nvim_edits_bench.run(report, q)
+    open_documents_bench.run(report, q)
     if not q or args.write:
         write_markdown(ROOT / "BENCHMARKS.md", q, (load_start, os.getloadavg()[0]))
 

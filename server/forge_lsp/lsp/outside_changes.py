@@ -117,6 +117,8 @@ class OutsideChanges:
         self.server = files.server
         self._compared: dict[str, _Compared] = {}
         self._views: dict[str, DiskView] = {}
+        self._where: dict[str, tuple[Path, str] | None] = {}
+        """Each document's path and workspace-relative path (None: not the workspace's), by URI: resolved once."""
         self._told: set[str] = set()
         """Documents whose user was told their unsaved buffer was kept (once, until they are clean again)."""
 
@@ -133,22 +135,28 @@ class OutsideChanges:
 
     def _open(self) -> list[tuple[str, Path, str, Any]]:
         """The open documents of the workspace, (uri, path, rel, document), .forge/ left out (the server's own)."""
-        if self.files.root is None:
-            return []
-        root = self.files.root.resolve()
         found = []
         for uri, doc in list(self.server.workspace.text_documents.items()):
-            if not uri.startswith("file:"):
-                continue
-            try:
-                path = uri_to_path(uri)
-                resolved = path.resolve()
-            except (JsonRpcException, ValueError, OSError, RuntimeError):
-                continue
-            if not resolved.is_relative_to(root) or resolved.relative_to(root).parts[:1] == (".forge",):
-                continue
-            found.append((uri, path, resolved.relative_to(root).as_posix(), doc))
+            if uri not in self._where:
+                self._where[uri] = self._place(uri)
+            where = self._where[uri]
+            if where is not None:
+                found.append((uri, where[0], where[1], doc))
         return found
+
+    def _place(self, uri: str) -> tuple[Path, str] | None:
+        """uri's path and its path relative to the root, or None: not a file of the workspace, or in .forge/."""
+        if self.files.root is None or not uri.startswith("file:"):
+            return None
+        try:
+            path = uri_to_path(uri)
+            resolved = path.resolve()
+            root = self.files.root.resolve()
+        except (JsonRpcException, ValueError, OSError, RuntimeError):
+            return None
+        if not resolved.is_relative_to(root) or resolved.relative_to(root).parts[:1] == (".forge",):
+            return None
+        return path, resolved.relative_to(root).as_posix()
 
     async def before(self) -> dict[str, Seen]:
         """The open documents before a command: what after() compares with."""
