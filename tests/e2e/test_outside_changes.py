@@ -8,6 +8,8 @@ removed file: said, the buffer kept. forge.undoTurn then puts back the buffer an
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,12 +17,15 @@ from typing import Any
 import pytest
 from pytest_lsp import LanguageClient
 from test_edits_reach_disk import CALC, FIXED, TEST_CALC, UNITTEST, calls, outputs, patch
-from test_lsp import command, events, record_events  # noqa: F401 (the autouse fixture that records forge/event)
+from test_lsp import command, events, record_events, until  # noqa: F401 (the autouse fixture that records forge/event)
+from test_mcp_lsp import settings
 
 from conftest import shell, write_script
 from support.editor import FakeEditor
 
 pytestmark = pytest.mark.timeout(90)
+
+CODEMOD = Path(__file__).parent.parent / "mcp" / "servers" / "codemod.py"
 
 SED = "sed -i 's/a - b/a + b/' calc.py"
 TIMES = "def add(a, b):\n    return a * b\n"
@@ -180,3 +185,33 @@ async def test_undo_turn_puts_back_what_the_shell_changed_in_an_open_file(
         "patch calc.py, then sed -i on it and on another open file; forge.undoTurn",
         "both files put back as before the turn, in the buffer and on disk alike",
     )
+
+
+@pytest.mark.saves_documents
+@pytest.mark.reloads_documents
+async def test_a_cancelled_command_s_change_still_reaches_the_buffer(
+    client: LanguageClient, ws: Path, editor: FakeEditor
+) -> None:
+    calc = ws / "calc.py"
+    buf = editor.open(calc, disk=CALC)
+    write_script(ws, shell(f"{SED} && touch sed.done && sleep 30"), {"text": "never"})
+    run = asyncio.ensure_future(command(client, "forge.run", {"prompt": "slow"}))
+    await until(lambda: (ws / "sed.done").exists())
+    assert (await command(client, "forge.cancel", {}))["cancelled"] is True
+    assert (await asyncio.wait_for(run, 5))["status"] == "cancelled"
+    await until(lambda: buf.text == FIXED)
+    assert editor.reloads == [{"uri": calc.as_uri(), "version": 1}] and not buf.modified
+
+
+@pytest.mark.saves_documents
+@pytest.mark.reloads_documents
+async def test_an_mcp_tools_change_reaches_the_buffer_too(client: LanguageClient, ws: Path, editor: FakeEditor) -> None:
+    calc = ws / "calc.py"
+    buf = editor.open(calc, disk=CALC)
+    await settings(client, {"codemod": {"command": sys.executable, "args": [str(CODEMOD)]}})
+    replace = {"name": "mcp_codemod_replace", "arguments": {"path": str(calc), "old": "a - b", "new": "a + b"}}
+    write_script(ws, calls(replace), calls(patch("a + b", "a * b")), {"text": "done"})
+    await command(client, "forge.run", {"prompt": "code-mod"})
+    assert outputs(client, "patch") == ["Patched calc.py: 1 replacement(s)"]
+    assert buf.text == calc.read_text() == TIMES and not buf.modified
+    assert editor.reloads == [{"uri": calc.as_uri(), "version": 1}]
