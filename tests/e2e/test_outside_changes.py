@@ -150,9 +150,13 @@ async def test_a_file_the_shell_removed_is_said_and_its_buffer_kept(client: Lang
 async def test_a_command_that_changes_nothing_asks_nothing(client: LanguageClient, ws: Path, editor: FakeEditor) -> None:
     calc = ws / "calc.py"
     editor.open(calc, disk=CALC)
-    write_script(ws, shell("touch calc.py && cat calc.py"), {"text": "done"})
+    mine = ws / "mine.py"
+    editor.open(mine, text="x = 2\n", disk="x = 1\n")  # unsaved changes of the user's
+    # Touched, and written again with the same text (a formatter with nothing to do): nothing changed.
+    write_script(ws, shell("touch calc.py && cp mine.py mine.tmp && mv mine.tmp mine.py"), {"text": "done"})
     await command(client, "forge.run", {"prompt": "look"})
     assert editor.reloads == [] and "Note" not in outputs(client, "shell")[0]
+    assert told_user(client) == []
 
 
 @pytest.mark.saves_documents

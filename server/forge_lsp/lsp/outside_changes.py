@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types as t
 from pygls.exceptions import JsonRpcException
 
-from forge_lsp.lsp.agent_saves import CHANGED_SINCE, REPORT_SECS, disk_text, same_text
+from forge_lsp.lsp.agent_saves import CHANGED_SINCE, REPORT_SECS, disk_text, same_text, text_digest
 from forge_lsp.lsp.language_server import uri_to_path
 from forge_lsp.tools.base import Followed, signature
 
@@ -87,6 +87,9 @@ class Seen:
     text: str
     signature: Signature
     clean: bool
+    disk: bytes | None
+    """A digest of the file's text (text_digest; None: missing or unreadable): a command that only touched the
+    file of a buffer with unsaved changes is not said to have changed it."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,7 @@ class _Compared:
     version: int | None
     signature: Signature
     clean: bool
+    disk: bytes | None
 
 
 class OutsideChanges:
@@ -171,7 +175,7 @@ class OutsideChanges:
             return {}
         seen = await asyncio.to_thread(self._compare, entries)
         for s in seen.values():
-            self._compared[s.uri] = _Compared(s.doc, s.version, s.signature, s.clean)
+            self._compared[s.uri] = _Compared(s.doc, s.version, s.signature, s.clean, s.disk)
             if s.clean:
                 self._told.discard(s.uri)
         return seen
@@ -182,13 +186,16 @@ class OutsideChanges:
         for uri, path, rel, doc, version, text in entries:
             now = signature(path)
             last = self._compared.get(uri)
+            disk: bytes | None = None
             if last is not None and last.doc is doc and last.version == version and last.signature == now and now is not None:
-                clean = last.clean
+                clean, disk = last.clean, last.disk
             elif now is not None:
-                clean = same_text(text, disk_text(path))
+                on_disk = disk_text(path)
+                clean = same_text(text, on_disk)
+                disk = text_digest(on_disk) if on_disk is not None else None
             else:  # a new file's empty buffer (Neovim's is "\n") holds nothing of the user's
                 clean = text in ("", "\n", "\r\n")
-            seen[uri] = Seen(uri, path, rel, doc, version, text, now, clean)
+            seen[uri] = Seen(uri, path, rel, doc, version, text, now, clean, disk)
         return seen
 
     async def after(self, seen: dict[str, Seen], tool: str) -> tuple[list[Followed], list[str]]:
@@ -201,7 +208,7 @@ class OutsideChanges:
         to_reload: list[tuple[Seen, str]] = []
         for s, text in changed:
             removed = text is None
-            if not removed and s.clean and same_text(text, s.text):
+            if text is not None and (same_text(text, s.text) if s.clean else text_digest(text) == s.disk):
                 continue  # touched, not changed
             doc = self.server.workspace.text_documents.get(s.uri)
             if not s.clean or doc is not s.doc or doc.version != s.version:  # the user's, or typed in meanwhile
