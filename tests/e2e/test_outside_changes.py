@@ -219,3 +219,27 @@ async def test_an_mcp_tools_change_reaches_the_buffer_too(client: LanguageClient
     assert outputs(client, "patch") == ["Patched calc.py: 1 replacement(s)"]
     assert buf.text == calc.read_text() == TIMES and not buf.modified
     assert editor.reloads == [{"uri": calc.as_uri(), "version": 1}]
+
+
+@pytest.mark.saves_documents
+@pytest.mark.reloads_documents
+async def test_an_open_file_a_command_turns_into_a_fifo_or_a_link_out_is_not_read(
+    client: LanguageClient, ws: Path, editor: FakeEditor, tmp_path: Path, record_reliability: Callable[[str, str, str], None]
+) -> None:
+    calc, other = ws / "calc.py", ws / "other.py"
+    buf = editor.open(calc, disk=CALC)
+    other_buf = editor.open(other, disk="x = 1\n")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the user's secret\n")
+    read = {"name": "read", "arguments": {"file_path": "other.py"}}
+    write_script(ws, shell(f"rm calc.py && mkfifo calc.py && ln -sf {secret} other.py"), calls(read), {"text": "done"})
+    result = await asyncio.wait_for(command(client, "forge.run", {"prompt": "swap"}), 60)
+    assert result["status"] == "completed"  # nothing waited on the FIFO
+    assert buf.text == CALC and other_buf.text == "x = 1\n"
+    assert all("the user's secret" not in out for out in outputs(client, "shell") + outputs(client, "read"))
+    assert editor.reloads == []
+    record_reliability(
+        "attack: a command turns files open in the editor into a FIFO and a link to a file outside the workspace",
+        "rm calc.py && mkfifo calc.py && ln -sf /outside/secret.txt other.py, then read other.py",
+        "no read blocks on the FIFO; the link's target reaches neither the model nor the buffers (read refuses the path)",
+    )

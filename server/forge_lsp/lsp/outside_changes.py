@@ -238,7 +238,8 @@ class OutsideChanges:
 
     def _changed(self, seen: list[Seen]) -> list[tuple[Seen, str | None]]:
         """The documents whose file changed by stat, with the disk's text now (None: removed). A file that
-        cannot be compared now (a directory, binary past the limit) is left out: nothing is followed."""
+        cannot be compared now (a directory, binary past the limit, a link out of the workspace) is left out:
+        nothing is followed."""
         out: list[tuple[Seen, str | None]] = []
         for s in seen:
             now = signature(s.path)
@@ -247,6 +248,10 @@ class OutsideChanges:
             if now is None:
                 if not s.path.exists():
                     out.append((s, None))
+                continue
+            if self._place(s.uri) is None:
+                # Now a link out of the workspace (or into .forge/): not the workspace's file, not read for it.
+                log.warning("%s changed on disk into a link that leads out of the workspace; not read", s.rel)
                 continue
             text = disk_text(s.path)
             if text is None:
