@@ -238,7 +238,7 @@ class OutsideChanges:
 
     def _changed(self, seen: list[Seen]) -> list[tuple[Seen, str | None]]:
         """The documents whose file changed by stat, with the disk's text now (None: removed). A file that
-        cannot be compared now (a directory, binary past the limit, a link out of the workspace) is left out:
+        cannot be compared now (not a regular file, over 64 MB, a link out of the workspace) is left out:
         nothing is followed."""
         out: list[tuple[Seen, str | None]] = []
         for s in seen:
@@ -255,7 +255,7 @@ class OutsideChanges:
                 continue
             text = disk_text(s.path)
             if text is None:
-                log.info("%s changed on disk and cannot be compared (not a regular text file, or too large)", s.rel)
+                log.info("%s changed on disk and cannot be compared (not a regular file, or over 64 MB)", s.rel)
                 continue
             out.append((s, text))
         return out
