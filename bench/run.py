@@ -26,6 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import llama_bench  # noqa: E402  (bench/, this script's folder, is on sys.path)
 import mcp_bench  # noqa: E402
+import nvim_edits_bench  # noqa: E402
+import open_documents_bench  # noqa: E402
 import redact_bench  # noqa: E402
 
 from support.openai_server import OpenAIStub  # noqa: E402
@@ -512,6 +514,12 @@ NOTES = [
     "prompt_tokens_details.cached_tokens) and do not depend on the load. Before, the workspace's folder and the "
     "date were in the system prompt, ~60 tokens from its start and before the tool definitions: a second "
     "workspace's request diverged from the slot's prompt there and evaluated ~97 % of it again.",
+    "- Neovim rows (issue 35): first measured by `python bench/nvim_edits_bench.py` on 2026-12-06 at load "
+    "average 8.6 falling to 3.5. The server waits for Neovim's report of an edit (didChange) before it saves the "
+    "buffer or edits it again; Neovim 0.7 sends it up to 150 ms after the edit (its debounce, counted from its last "
+    "report, so a quick model's next patch waits nearly all of it). The plugin now sends `$/forge/flush` after "
+    "applying an edit, which makes 0.7-0.9 send the pending didChange first (0.10+ flush through "
+    "`vim.lsp._changetracking`): per patch 0.7 is then as fast as 0.11.",
     "",
 ]
 
@@ -557,6 +565,8 @@ def main() -> None:
     mcp_bench.run(report, q)
     redact_bench.run(report, q)
     llama_bench.run(report)
+    nvim_edits_bench.run(report, q)
+    open_documents_bench.run(report, q)
     if not q or args.write:
         write_markdown(ROOT / "BENCHMARKS.md", q, (load_start, os.getloadavg()[0]))
 

@@ -21,3 +21,12 @@ TEST_CALC = (
 def test_the_agents_edits_reach_the_disk_and_a_dirty_buffer_is_kept(tmp_path: Path, flavour: str, nvim: str | None) -> None:
     env = _workspaces(tmp_path, files={"calc.py": CALC, "test_calc.py": TEST_CALC})
     run_spec(installed(flavour, nvim), "disk_spec.lua", env, tmp_path, timeout=160)
+
+
+@pytest.mark.nvim
+@pytest.mark.timeout(190)
+@pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
+def test_what_the_agents_shell_changes_reaches_the_unmodified_buffers(tmp_path: Path, flavour: str, nvim: str | None) -> None:
+    """The other direction (tests/nvim/reload_spec.lua): sed -i on an open file, then a patch of it."""
+    env = _workspaces(tmp_path, files={"calc.py": CALC, "test_calc.py": TEST_CALC})
+    run_spec(installed(flavour, nvim), "reload_spec.lua", env, tmp_path, timeout=180)

@@ -67,3 +67,55 @@ def test_the_newcomers_turn_on_screen(tmp_path: Path, flavour: str, nvim: str | 
         s.assert_clean()
     finally:
         s.close()
+
+
+@pytest.mark.parametrize(("flavour", "nvim"), neovims(), ids=[f for f, _ in neovims()])
+def test_the_agents_sed_reaches_the_buffer_on_screen(tmp_path: Path, flavour: str, nvim: str | None) -> None:
+    """The other direction: the agent's shell changes main.py (sed -i) and patches it again. The buffer shows
+    the shell's change before the patch, which applies; :w then writes without "The file has been changed
+    since reading it". A line the person typed and did not save survives the next sed, and they are told."""
+    nvim = installed(flavour, nvim)
+    ws, home = workspace(tmp_path, main=MAIN)
+    (ws / "test_main.py").write_text(TEST_MAIN)
+    s = Screen(nvim, ws, home)
+    try:
+        s.wait_for("Forge: idle")
+        script(
+            ws,
+            shell("sed -i 's/a - b/a + b/' main.py"),
+            patch("a + b", "a + b  # fixed"),
+            shell("python3 -m unittest -q test_main"),
+            {"text": "Fixed."},
+        )
+        s.command("ForgeRun fix add")
+        shown = s.wait_for("Forge: turn completed")
+        assert "Forge: turn completed (4 requests, 3 tool calls, 0 failures)" in shown, shown
+        s.keys("j", "k")  # the reply float goes
+        s.wait_for("return a + b  # fixed")
+        s.command("set modified?")
+        s.wait_for("nomodified")
+        s.command("w")
+        shown = s.wait_for('"main.py" 2L')
+        assert "changed since reading" not in shown and "W11" not in shown and "(y/n)" not in shown, shown
+        assert (ws / "main.py").read_text() == "def add(a, b):\n    return a + b  # fixed\n"
+        s.assert_clean()
+        # The person types a line and does not save it; the agent's shell changes the file again.
+        s.command("$")
+        s.keys("o", "# my unsaved line", "Escape")
+        s.wait_for("# my unsaved line")
+        s.command("sleep 500m")
+        script(ws, shell("sed -i 's/  # fixed//' main.py"), {"text": "Tidied."})
+        s.command("ForgeRun tidy")
+        s.wait_for("Forge: turn completed")
+        s.keys("j", "k")
+        s.command("messages")
+        shown = s.wait_for("main.py changed on disk (the agent's shell call) while it has unsaved changes of yours")
+        s.keys("Enter")
+        shown = s.wait_for("# my unsaved line")
+        assert "return a + b  # fixed" in shown, shown  # the buffer as the person left it
+        s.command("set modified?")
+        s.wait_for("  modified")
+        assert (ws / "main.py").read_text() == "def add(a, b):\n    return a + b\n"
+        s.assert_clean()
+    finally:
+        s.close()

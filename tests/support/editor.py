@@ -1,6 +1,6 @@
 """An editor as the pytest-lsp client plays it: documents with versions, workspace/applyEdit applied to the
-buffer and reported by a didChange (later, like Neovim's debounce, when told), and forge/saveDocuments
-answered as the Neovim plugin and the VS Code extension do (when the client says it can save)."""
+buffer and reported by a didChange (later, like Neovim's debounce, when told), and forge/saveDocuments and
+forge/reloadDocuments answered as the Neovim plugin and the VS Code extension do (when the client says it can)."""
 
 from __future__ import annotations
 
@@ -44,6 +44,13 @@ class FakeEditor:
     """Typed into the edited document right after the next edit, in the same report (then cleared)."""
     types_after_save: str | None = None
     """Typed into the document right after the next save (forge/saveDocuments), in a change of its own."""
+    reloads: list[dict[str, Any]] = field(default_factory=list)
+    """Each forge/reloadDocuments request's documents, in order."""
+    reopens: bool = True
+    """A reload is reported as Neovim does (didClose + didOpen at version 0); False: as VS Code does (didChange)."""
+    types_during_command: str | None = None
+    """Typed into the first open document when the server next asks to reload (the user typing while the
+    command ran: reported after the reload request was made, before it is answered)."""
     in_pieces: bool = False
     """An edit of several TextEdits is reported in two didChanges: its last TextEdit at once, the rest
     report_ms later (Neovim sends the first change at once when its last report is older than its debounce)."""
@@ -114,6 +121,40 @@ class FakeEditor:
                 self._report(buf)
 
         return t.ApplyWorkspaceEditResult(applied=True)
+
+    def reload_documents(self, params: Any) -> list[dict[str, Any]]:
+        """forge/reloadDocuments: each document read again from the disk when it is at the version asked and
+        not modified (else not, and why), its new text reported before the answer."""
+        documents = params["documents"] if isinstance(params, dict) else params.documents
+        if self.types_during_command is not None:
+            typed, self.types_during_command = self.types_during_command, None
+            first = next(iter(self.buffers.values()))
+            self.type(first.path, first.text + typed)
+        answers: list[dict[str, Any]] = []
+        for doc in documents:
+            uri, version = (doc["uri"], doc["version"]) if isinstance(doc, dict) else (doc.uri, doc.version)
+            self.reloads.append({"uri": uri, "version": version})
+            buf = self.buffers.get(uri)
+            if buf is None:
+                answers.append({"reloaded": False, "reason": "not open"})
+            elif buf.version != version:
+                answers.append({"reloaded": False, "reason": "you changed it since"})
+            elif buf.modified:
+                answers.append({"reloaded": False, "reason": "it has unsaved changes"})
+            elif not buf.path.is_file():
+                answers.append({"reloaded": False, "reason": "the file is not on disk"})
+            else:
+                buf.text = buf.path.read_bytes().decode()
+                if self.reopens:
+                    self.client.text_document_did_close(t.DidCloseTextDocumentParams(t.TextDocumentIdentifier(uri)))
+                    buf.version = buf.reported = 0
+                    item = t.TextDocumentItem(uri, "python", 0, buf.text)
+                    self.client.text_document_did_open(t.DidOpenTextDocumentParams(text_document=item))
+                else:
+                    buf.version += 1
+                    self._report(buf)
+                answers.append({"reloaded": True})
+        return answers
 
     def save_documents(self, params: Any) -> list[dict[str, Any]]:
         """forge/saveDocuments: each document saved when it is at the version asked (else not, and why)."""

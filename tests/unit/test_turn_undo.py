@@ -119,6 +119,33 @@ async def test_a_file_changed_since_refuses_the_whole_undo_naming_it(workspace: 
         runtime.close()
 
 
+async def test_what_a_command_changed_in_the_turns_files_is_put_back_too(workspace: Path) -> None:
+    """A file the turn's tools changed, then its shell (a formatter, sed -i): the undo puts back the file as
+    it was before the turn (it was refused as changed since). A file only the shell changed is not recorded."""
+    (workspace / "app.py").write_text("a = 1\n")
+    (workspace / "other.py").write_text("b = 1\n")
+    (workspace / "gone.py").write_text("c = 1\n")
+    runtime = runtime_with(
+        workspace,
+        call("patch", file_path="app.py", old_string="a = 1", new_string="a = 2"),
+        call("write", file_path="gone.py", content="c = 2\n", overwrite=True),
+        call("shell", command="sed -i 's/a = 2/a = 3/' app.py && sed -i 's/b = 1/b = 2/' other.py && rm gone.py"),
+        {"text": "done"},
+    )
+    try:
+        summary = await runtime.run("edit", lambda e: None)
+        assert summary.failures == 0
+        files = {f.path: f for f in TurnFiles(runtime.store).files(summary.turn_id)}
+        assert files["app.py"].digest == digest("a = 3\n") and files["gone.py"].digest is None
+        assert "other.py" not in files
+        result = await runtime.undo_turn()
+        assert result["files"] == [{"path": "app.py", "action": "restored"}, {"path": "gone.py", "action": "recreated"}]
+        assert (workspace / "app.py").read_text() == "a = 1\n" and (workspace / "gone.py").read_text() == "c = 1\n"
+        assert (workspace / "other.py").read_text() == "b = 2\n"
+    finally:
+        runtime.close()
+
+
 async def test_a_cancelled_turn_is_undoable_and_undo_is_refused_while_a_turn_runs(workspace: Path) -> None:
     (workspace / "app.py").write_text("a = 1\n")
     runtime = runtime_with(

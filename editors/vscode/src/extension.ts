@@ -15,6 +15,7 @@ import { agentItems, withAgent } from "./agents";
 import { registerChat } from "./chat";
 import { cancelNotice, conversationItems, ForgeEvent, Notice, statusText, turnNotice } from "./events";
 import { mcpServers, McpItem, McpServer, serverActions, serverItems, stateText } from "./mcp";
+import { RELOAD_DOCUMENTS, ReloadRequest, ReloadableDocument, reloadDocuments, withReloadCapability } from "./reloads";
 import { SAVE_DOCUMENTS, SaveRequest, saveDocuments, withSaveCapability } from "./saves";
 import { ForgeSettings, initializationOptions, serverCommand, serverProblem, serverSettings } from "./settings";
 import { commandItems, commandPrompt } from "./slash";
@@ -129,16 +130,46 @@ async function startClient(): Promise<void> {
   client = new LanguageClient("forge", "Forge", serverOptions, clientOptions);
   const active = client;
   // The agent's edits reach the disk: the server asks to save the documents it edited (src/saves.ts).
+  // What the agent's commands change on disk reaches the unmodified editors: the server asks (src/reloads.ts).
   active.registerFeature({
-    fillClientCapabilities: withSaveCapability,
+    fillClientCapabilities: (capabilities) => {
+      withSaveCapability(capabilities);
+      withReloadCapability(capabilities);
+    },
     initialize: () => undefined,
     getState: () => ({ kind: "static" }),
     clear: () => undefined,
   });
-  active.onRequest(SAVE_DOCUMENTS, (params: SaveRequest) =>
-    saveDocuments(params, (uri) => {
-      const wanted = active.protocol2CodeConverter.asUri(uri).toString();
-      return vscode.workspace.textDocuments.find((d) => d.uri.toString() === wanted);
+  const openDocument = (uri: string) => {
+    const wanted = active.protocol2CodeConverter.asUri(uri).toString();
+    return vscode.workspace.textDocuments.find((d) => d.uri.toString() === wanted);
+  };
+  active.onRequest(SAVE_DOCUMENTS, (params: SaveRequest) => saveDocuments(params, openDocument));
+  active.onRequest(RELOAD_DOCUMENTS, (params: ReloadRequest) =>
+    reloadDocuments(params, {
+      find: openDocument,
+      disk: async (uri) => {
+        try {
+          const bytes = await vscode.workspace.fs.readFile(active.protocol2CodeConverter.asUri(uri));
+          return new TextDecoder().decode(bytes);
+        } catch {
+          return undefined;
+        }
+      },
+      changed: (doc: ReloadableDocument, ms: number) =>
+        new Promise<void>((resolve) => {
+          const timer = setTimeout(done, ms);
+          const listener = vscode.workspace.onDidChangeTextDocument((e) => {
+            if (e.document === doc) {
+              done();
+            }
+          });
+          function done() {
+            clearTimeout(timer);
+            listener.dispose();
+            resolve();
+          }
+        }),
     }),
   );
   // The server logs one line per event (window/logMessage, into this channel): the extension adds

@@ -47,5 +47,6 @@ export async function saveDocuments(params: SaveRequest, find: (uri: string) => 
 /** The client capability that tells the server this extension saves when asked. */
 export function withSaveCapability(capabilities: { experimental?: unknown }): void {
   const experimental = typeof capabilities.experimental === "object" && capabilities.experimental !== null ? capabilities.experimental : {};
-  capabilities.experimental = { ...experimental, forge: { saveDocuments: true } };
+  const forge = (experimental as { forge?: unknown }).forge;
+  capabilities.experimental = { ...experimental, forge: { ...(typeof forge === "object" && forge !== null ? forge : {}), saveDocuments: true } };
 }

@@ -1,8 +1,11 @@
 // Issue 35 section 1 in real VS Code (code-server 1.139, Chromium): calc.py is open and unmodified; the
 // agent patches it and runs its test in the same turn, and the test passes: the extension saved the editor
 // when the server asked (forge/saveDocuments), so the tab is not left dirty and Undo takes the edit back.
-// Then the user's own unsaved line: the agent's edit goes into the editor, nothing is saved, the line
-// survives, and the user is told once.
+// Then the other direction: the agent's shell changes calc.py on disk (sed -i) and patches it again: VS Code
+// reads the unmodified editor again before the patch (forge/reloadDocuments waits for it), so the patch
+// applies and the tab stays clean. Then the user's own unsaved line: the agent's edit goes into the editor,
+// nothing is saved, the line survives, and the user is told once; the shell's change to the file then keeps
+// the line too (the model and the user are told).
 //
 // usage: node --test test-real/  (after `npm run package`)
 import { strict as assert } from "node:assert";
@@ -24,7 +27,9 @@ const TEST_CALC =
 const patch = (oldString, newString) => ({
   tool_calls: [{ name: "patch", arguments: { file_path: "calc.py", old_string: oldString, new_string: newString } }],
 });
-const unittest = { tool_calls: [{ name: "shell", arguments: { command: "python3 -m unittest -q test_calc" } }] };
+const shell = (command) => ({ tool_calls: [{ name: "shell", arguments: { command } }] });
+const unittest = shell("python3 -m unittest -q test_calc");
+const sed = shell("sed -i 's/a - b/a + b/' calc.py");
 
 describe("real VS Code: the agent's edits reach the disk (issue 35)", { skip, timeout: 600_000 }, () => {
   let vs;
@@ -41,7 +46,20 @@ describe("real VS Code: the agent's edits reach the disk (issue 35)", { skip, ti
     fs.writeFileSync(
       script,
       JSON.stringify({
-        responses: [patch("a - b", "a + b"), unittest, { text: "Fixed." }, patch("a - b", "a + b"), unittest, { text: "Fixed?" }],
+        responses: [
+          patch("a - b", "a + b"),
+          unittest,
+          { text: "Fixed." },
+          sed,
+          patch("a + b", "a + b  # fixed"),
+          unittest,
+          { text: "Fixed by the shell." },
+          patch("a - b", "a + b"),
+          unittest,
+          { text: "Fixed?" },
+          shell("echo '# the shell' >> calc.py"),
+          { text: "Appended." },
+        ],
       }),
     );
     vs = new RealVSCode({
@@ -110,6 +128,20 @@ describe("real VS Code: the agent's edits reach the disk (issue 35)", { skip, ti
     await vs.clearNotifications();
   });
 
+  it("the agent's shell changes calc.py: VS Code reads it again before the next patch, which applies; the tab stays clean", async () => {
+    await run("fix add with sed");
+    await vs.waitToast(/^Forge: turn completed \(4 requests, 3 tool calls, 0 failures\)$/);
+    await vs.shot("shell-reloaded");
+    assert.equal(calc(), "def add(a, b):\n    return a + b  # fixed\n");
+    assert.match(await editorText(), /return a \+ b {2}# fixed/);
+    assert.equal(await dirtyTab().count(), 0, "the calc.py tab is left dirty");
+    assert.ok(!(await vs.toasts()).some((t) => /newer|Failed to save|unsaved/.test(t.text)), JSON.stringify(await vs.toasts()));
+    // Back as the next test expects it: VS Code takes this change from the disk by itself.
+    fs.writeFileSync(path.join(ws, "calc.py"), CALC);
+    await vs.page.locator(".monaco-editor .view-lines", { hasText: "a - b" }).first().waitFor({ state: "visible" });
+    await vs.clearNotifications();
+  });
+
   it("the user's unsaved line: the edit goes into the editor, nothing is saved, the user is told", async () => {
     await vs.page.locator(".monaco-editor .view-lines").first().click();
     await vs.page.keyboard.press("Control+End");
@@ -128,6 +160,24 @@ describe("real VS Code: the agent's edits reach the disk (issue 35)", { skip, ti
     // The model was told, in the patch's result (the turn's transcript has it).
     const transcripts = path.join(ws, ".forge", "transcripts");
     const told = fs.readdirSync(transcripts).some((f) => /calc\.py has unsaved changes in the editor/.test(fs.readFileSync(path.join(transcripts, f), "utf8")));
+    assert.ok(told, "no transcript holds the note to the model");
+  });
+
+  it("the user's unsaved line, then the agent's shell changes the file: the editor keeps the line, the user is told", async () => {
+    await vs.clearNotifications();
+    await run("append a line");
+    await vs.waitToast(/^Forge: turn completed \(2 requests, 1 tool call, 0 failures\)$/);
+    await vs.waitToast(/calc\.py changed on disk \(the agent's shell call\) while it has unsaved changes of yours/);
+    await vs.shot("shell-kept");
+    const text = await editorText();
+    assert.match(text, /# my unsaved line/, text);
+    assert.doesNotMatch(text, /# the shell/, text);
+    assert.equal(calc(), CALC + "# the shell\n");
+    assert.equal(await dirtyTab().count(), 1);
+    const transcripts = path.join(ws, ".forge", "transcripts");
+    const told = fs
+      .readdirSync(transcripts)
+      .some((f) => /calc\.py changed on disk during this call, but the editor holds unsaved changes/.test(fs.readFileSync(path.join(transcripts, f), "utf8")));
     assert.ok(told, "no transcript holds the note to the model");
   });
 });

@@ -87,6 +87,9 @@ class TurnChanges:
         except (sqlite3.Error, OSError) as exc:
             log.warning("turn %s: cannot record %s for undo: %s", self.turn_id, path, exc)
 
+    def recorded(self) -> list[Path]:
+        return list(self._first)
+
 
 class UndoRefused(Exception):
     """forge.undoTurn that restores nothing: already undone, nothing to undo, or files changed since (named)."""

@@ -19,6 +19,7 @@ version on disk.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 from collections.abc import Mapping
 from pathlib import Path
@@ -75,6 +76,11 @@ def _plain(text: str) -> str:
         if text.endswith(ending):
             return text[: -len(ending)]
     return text
+
+
+def text_digest(text: str) -> bytes:
+    """A digest of text as compared with the disk (same_text's equality: a BOM and one final line ending do not count)."""
+    return hashlib.blake2b(_plain(text).encode("utf-8", ENCODING_ERRORS), digest_size=16).digest()
 
 
 def same_text(a: str | None, b: str | None) -> bool:

@@ -13,8 +13,9 @@ from lsprotocol import types as t
 
 from forge_lsp.lsp import review
 from forge_lsp.lsp.agent_saves import CHANGED_SINCE, REPORT_SECS, AgentSaves, same_text
+from forge_lsp.lsp.outside_changes import OutsideChanges, Seen
 from forge_lsp.lsp.textedits import minimal_edits
-from forge_lsp.tools.base import ChangedSince, ToolFailure, has_invalid_bytes, read_regular, write_atomic
+from forge_lsp.tools.base import ChangedSince, Followed, ToolFailure, has_invalid_bytes, read_regular, write_atomic
 
 if TYPE_CHECKING:
     from forge_lsp.lsp.language_server import ForgeLanguageServer
@@ -45,6 +46,9 @@ class EditorFiles:
 
     Until the client reports an edit it applied (didChange), reads get the edit's result, and the next
     edit of that document waits for the report: never the text from before the server's own edit.
+
+    After a command that may change any file (the shell, an MCP tool), the open documents it changed on
+    disk follow the disk (lsp/outside_changes.py): reloaded in the editor, or read from the disk.
     """
 
     def __init__(self, server: ForgeLanguageServer, root: Path | None = None) -> None:
@@ -53,6 +57,7 @@ class EditorFiles:
         self.edit_review: Callable[[], str] = lambda: "auto"
         """The workspace's edit_review as it is in force (the config may reload between edits)."""
         self.saves = AgentSaves(server)
+        self.outside = OutsideChanges(self)
         self._pending: dict[str, _Pending] = {}
         # Each change the client reports: an edit it holds all of is reported (what the user types next is theirs).
         server.document_changes.listen(self._changed)
@@ -90,8 +95,30 @@ class EditorFiles:
         pending = self._unreported(path)
         if pending is not None:
             return pending.text
+        view = self.outside.view(path.as_uri())
+        if view is not None:
+            return view.text  # the editor did not reload it: the disk's (None: removed, so the disk says so)
         doc = self._open(path)
         return doc.source if doc is not None else None
+
+    async def view_text(self, path: Path) -> str | None:
+        """read_text, once the client reported the server's last edit of path (or the user typed over it)."""
+        try:
+            await self._reported(path)
+        except ChangedSince:
+            pass  # the user's text stands: it is the document's now
+        return await self.read_text(path)
+
+    async def before_command(self) -> dict[str, Seen]:
+        return await self.outside.before()
+
+    async def after_command(self, before: object, tool: str) -> tuple[list[Followed], list[str]]:
+        return await self.outside.after(before if isinstance(before, dict) else {}, tool)
+
+    async def _clean(self, path: Path, text: str) -> bool:
+        """Whether a document's buffer holds what the disk holds: saving it loses nothing of the user's. A
+        buffer the editor did not reload after a command changed its file holds the disk's earlier text."""
+        return self.outside.view(path.as_uri()) is not None or await self.saves.clean(path, text)
 
     async def _reported(self, path: Path) -> Any:
         """path's open document (or None) once the client reported the server's last edit of it: the next
@@ -116,7 +143,7 @@ class EditorFiles:
         # The document as it is now: it changes under us when the client reports a change (the user typing
         # while the disk is read: then the client refuses the edit, made for this version).
         text, version = doc.source, doc.version
-        clean = await self.saves.clean(path, text)
+        clean = await self._clean(path, text)
         self._agent_edit(path)
         # Only what changed: the editor keeps the cursor, marks, folds and signs of every other line.
         edits = minimal_edits(text, content, doc.position_codec.encoding)
@@ -168,7 +195,7 @@ class EditorFiles:
             self._check_can_review(rel)
             encoding = doc.position_codec.encoding
             text = doc.source
-            clean = await self.saves.clean(path, text)
+            clean = await self._clean(path, text)
             edit = review.text_change(uri, version, text, content, title, rel, encoding)
         elif path.exists():
             self._check_can_review(rel)

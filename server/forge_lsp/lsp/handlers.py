@@ -200,6 +200,15 @@ def did_close(ls: ForgeLanguageServer, params: t.DidCloseTextDocumentParams) -> 
     ls.document_changes.changed(params.text_document.uri)
 
 
+FLUSH = "$/forge/flush"
+"""Sent by the Neovim plugin (0.7-0.9) after it applied an edit: Neovim sends a buffer's pending didChange
+before any other notification of the client, so the server has the edit at once, not 150 ms later."""
+
+
+def flushed(ls: ForgeLanguageServer, params: Any) -> None:
+    """$/forge/flush: nothing to do (the didChange it pushed out came before it)."""
+
+
 def did_save(ls: ForgeLanguageServer, params: t.DidSaveTextDocumentParams) -> None:
     """A saved .forge.toml, template or script: read them again; the user's own save keeps the trust."""
     # Clients without file watchers (Neovim 0.7) still reload on save.

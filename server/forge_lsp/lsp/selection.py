@@ -142,7 +142,10 @@ async def unsaved_buffers(ls: ForgeLanguageServer, runtime: WorkspaceRuntime) ->
             continue
         if not resolved.is_relative_to(root) or ".forge" in resolved.relative_to(root).parts[:1]:
             continue
-        docs.append((resolved.relative_to(root).as_posix(), path, doc.source))
+        # The server's view: a buffer the editor did not reload after the agent's command changed its file
+        # is the disk's text (lsp/outside_changes.py), not an unsaved change.
+        text = await runtime.session.files.read_text(path)
+        docs.append((resolved.relative_to(root).as_posix(), path, doc.source if text is None else text))
     docs.sort()
     return await asyncio.to_thread(_unsaved_changes, docs[:MAX_UNSAVED])
 

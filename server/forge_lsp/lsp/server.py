@@ -44,6 +44,7 @@ def create_server() -> ForgeLanguageServer:
     server.feature(t.TEXT_DOCUMENT_DID_CHANGE)(handlers.did_change)
     server.feature(t.TEXT_DOCUMENT_DID_CLOSE)(handlers.did_close)
     server.feature(t.TEXT_DOCUMENT_DID_SAVE)(handlers.did_save)
+    server.feature(handlers.FLUSH)(handlers.flushed)
     server.feature(t.WINDOW_WORK_DONE_PROGRESS_CANCEL)(handlers.progress_cancel)
     server.feature(t.TEXT_DOCUMENT_CODE_ACTION, code_actions.OPTIONS)(handlers.code_action)
     server.feature(t.CODE_ACTION_RESOLVE)(handlers.code_action_resolve)

@@ -59,6 +59,36 @@ class FileStore(Protocol):
     async def delete(self, path: Path, tool: str | None = None) -> None:
         """Remove a file."""
 
+    async def before_command(self) -> object:
+        """Before a call that may change any file (the shell, an MCP tool): what after_command compares with
+        (the open documents as the editor and the disk have them)."""
+
+    async def after_command(self, before: object, tool: str) -> tuple[list[Followed], list[str]]:
+        """After that call (tool: its name): the open documents whose file it changed on disk, each now
+        following the disk (the editor's buffer reloaded, or the store's view); and the notes for the model
+        (a document whose unsaved changes were kept, a file removed under an open document)."""
+
+
+@dataclass(frozen=True)
+class Followed:
+    """A document open in the editor, with no unsaved changes, whose file a command changed on disk: the
+    buffer (or the store's view of it) now holds the disk's text."""
+
+    path: Path
+    before: str
+    """Its text before the command (what the disk held)."""
+    after: str | None
+    """What the disk holds now; None: the command removed the file."""
+
+
+@dataclass(frozen=True)
+class CommandMark:
+    """What ToolContext.command_ended compares with: the files the turn recorded, as stat saw them, and
+    the FileStore's mark of its open documents."""
+
+    recorded: dict[Path, tuple[int, int, int] | None]
+    store: object
+
 
 ENCODING_ERRORS = "surrogateescape"
 """Files are decoded and encoded with this: a byte that is not UTF-8 survives an edit around it, byte for byte."""
@@ -175,6 +205,21 @@ class DiskFiles:
     async def delete(self, path: Path, tool: str | None = None) -> None:
         await asyncio.to_thread(path.unlink)
 
+    async def before_command(self) -> object:
+        return None
+
+    async def after_command(self, before: object, tool: str) -> tuple[list[Followed], list[str]]:
+        return [], []  # no editor: nothing open to follow the disk
+
+
+def signature(path: Path) -> tuple[int, int, int] | None:
+    """What stat says of a file, to tell cheaply that it changed (size, mtime, inode); None: missing."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_size, info.st_mtime_ns, info.st_ino
+
 
 @dataclass
 class Snapshots:
@@ -206,6 +251,9 @@ class ChangeLog(Protocol):
     def after(self, path: Path, content: str | None) -> None:
         """path now holds content (None: removed)."""
 
+    def recorded(self) -> list[Path]:
+        """The files recorded so far."""
+
 
 class NoChangeLog:
     """Changes not recorded (a tool context outside a turn)."""
@@ -215,6 +263,9 @@ class NoChangeLog:
 
     def after(self, path: Path, content: str | None) -> None:
         return None
+
+    def recorded(self) -> list[Path]:
+        return []
 
 
 Confirm = Callable[[str, str], Awaitable[bool]]
@@ -310,6 +361,55 @@ class ToolContext:
             self.changes.after(path, previous)  # not changed (refused, failed): as it was
             raise
         self.changes.after(path, content)
+
+    async def command_started(self) -> CommandMark:
+        """Before a call that may change any file (the shell, an MCP tool): what command_ended compares with."""
+        recorded = self.changes.recorded()
+        signatures = await asyncio.to_thread(lambda: {path: signature(path) for path in recorded}) if recorded else {}
+        return CommandMark(signatures, await self.files.before_command())
+
+    async def command_ended(self, mark: CommandMark, tool: str) -> None:
+        """After that call: the open documents whose file it changed follow the disk (FileStore.after_command),
+        and so does the turn's record for an undo (forge.undoTurn puts back what the turn's commands changed
+        too): in those documents, and in the files the turn's file tools changed before it. A document with
+        the user's unsaved changes is left out (its buffer, not the disk, is what an undo compares). The notes
+        go to the call's result."""
+        followed, notes = await self.files.after_command(mark.store, tool)
+        self.notes.extend(note for note in notes if note not in self.notes)
+        seen: set[Path] = set()
+        for change in followed:
+            seen.add(change.path)
+            self.changes.before(change.path, change.before)
+            self.changes.after(change.path, change.after)
+        for path, before in mark.recorded.items():
+            if path in seen or await asyncio.to_thread(signature, path) == before:
+                continue
+            if await self.files.read_text(path) is not None:
+                continue  # open in the editor with unsaved changes: the buffer is what the turn left
+            found, text = await asyncio.to_thread(_recorded_text, path)
+            if found:
+                self.changes.after(path, text)
+
+
+def _recorded_text(path: Path) -> tuple[bool, str | None]:
+    """(True, what path holds now; None: removed), or (False, None) when it cannot be compared (a FIFO, too large)."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return True, None
+    except OSError:
+        return False, None
+    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_RECORDED_BYTES:
+        return False, None
+    try:
+        with open(path, "rb") as fh:
+            return True, fh.read(MAX_RECORDED_BYTES + 1).decode("utf-8", ENCODING_ERRORS)
+    except OSError:
+        return False, None
+
+
+MAX_RECORDED_BYTES = 256 * 1024 * 1024
+"""A file a command made larger than this is not read for the undo record (an undo then sees it changed)."""
 
 
 Run = Callable[[Mapping[str, Any], ToolContext], Awaitable[ToolOutput]]

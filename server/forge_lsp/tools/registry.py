@@ -6,12 +6,13 @@ import asyncio
 import json
 import logging
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from forge_lsp.domain.messages import ToolCall, ToolResult
 from forge_lsp.patterns import UnsafePattern, guard_jsonschema, search
 from forge_lsp.tools import fetch, followup, fs_search, patch, read, remove, shell, todo, undo, write
-from forge_lsp.tools.base import ToolContext, ToolDefinition, ToolFailure, ToolOutput
+from forge_lsp.tools.base import CommandMark, ToolContext, ToolDefinition, ToolFailure, ToolOutput
 from forge_lsp.tools.workspace import PathOutsideWorkspace
 
 log = logging.getLogger(__name__)
@@ -33,6 +34,8 @@ ALL_TOOLS: tuple[ToolDefinition, ...] = (
 
 MAX_REPORTED_ERRORS = 3
 """A call with many bad arguments is told its first few problems (enough to fix the call)."""
+_LATE: set[asyncio.Future[None]] = set()
+"""The looks at the disk after a call that was cancelled, running on (a reference keeps each task alive)."""
 _VALIDATORS: dict[int, tuple[Mapping[str, Any], Any]] = {}
 """Compiled validators by schema object (a schema is checked once, then reused for every call)."""
 
@@ -118,27 +121,64 @@ class ToolRegistry:
         return list(self.tools)
 
     async def call(self, call: ToolCall, ctx: ToolContext) -> tuple[ToolResult, bool]:
-        """Run one call: its result, and whether the turn must yield after it."""
+        """Run one call: its result, and whether the turn must yield after it.
+
+        A call that may change any file (the shell, an MCP tool that is not read-only) is followed by a look
+        at the disk: the editor's open documents it changed follow it before the next call (ToolContext)."""
         ctx.notes.clear()
+        tool = self.tools.get(call.name)
+        mark = await self._command_started(ctx) if tool is not None and tool.changes_files and tool.path_arg is None else None
         try:
-            output = await self._run(call, ctx)
+            output: ToolOutput | ToolResult = await self._output(call, ctx)
+        except asyncio.CancelledError:
+            if mark is not None:  # the command was stopped: what it changed still reaches the editor
+                task = asyncio.ensure_future(self._command_ended(ctx, mark, call.name))
+                _LATE.add(task)
+                task.add_done_callback(_LATE.discard)
+            raise
+        if mark is not None:
+            await self._command_ended(ctx, mark, call.name)
+        if isinstance(output, ToolResult):
+            if ctx.notes:
+                output = replace(output, output="\n\n".join([output.output, *ctx.notes]))
+            return output, False
+        text = "\n\n".join([output.text, *ctx.notes])  # an edit that stayed in the editor's buffer: the model knows
+        return ToolResult(call.id, call.name, text, path=output.path), output.yields
+
+    @staticmethod
+    async def _command_started(ctx: ToolContext) -> CommandMark | None:
+        try:
+            return await ctx.command_started()
+        except Exception:  # a bug here must not stop the call: its changes are then not followed
+            log.exception("cannot note the open documents before the call")
+            return None
+
+    @staticmethod
+    async def _command_ended(ctx: ToolContext, mark: CommandMark, tool: str) -> None:
+        try:
+            await ctx.command_ended(mark, tool)
+        except Exception:
+            log.exception("cannot follow what the call changed on disk")
+
+    async def _output(self, call: ToolCall, ctx: ToolContext) -> ToolOutput | ToolResult:
+        """The call's output, or its failure as the result the model gets."""
+        try:
+            return await self._run(call, ctx)
         except ToolFailure as exc:
-            return ToolResult(call.id, call.name, str(exc), is_error=True, path=exc.path), False
+            return ToolResult(call.id, call.name, str(exc), is_error=True, path=exc.path)
         except PathOutsideWorkspace as exc:
-            return ToolResult(call.id, call.name, f"path refused: {exc}", is_error=True), False
+            return ToolResult(call.id, call.name, f"path refused: {exc}", is_error=True)
         except PermissionError as exc:
-            return ToolResult(call.id, call.name, f"permission denied: {exc.filename or exc}", is_error=True), False
+            return ToolResult(call.id, call.name, f"permission denied: {exc.filename or exc}", is_error=True)
         except OSError as exc:
-            return ToolResult(call.id, call.name, f"I/O error: {exc.strerror or exc} ({exc.filename})", is_error=True), False
+            return ToolResult(call.id, call.name, f"I/O error: {exc.strerror or exc} ({exc.filename})", is_error=True)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a bug in a tool must not end the turn, let alone the server
             log.exception("tool %s crashed", call.name)
             return ToolResult(
                 call.id, call.name, f"internal error in tool {call.name}: {type(exc).__name__}: {exc}", is_error=True
-            ), False
-        text = "\n\n".join([output.text, *ctx.notes])  # an edit that stayed in the editor's buffer: the model knows
-        return ToolResult(call.id, call.name, text, path=output.path), output.yields
+            )
 
     async def _run(self, call: ToolCall, ctx: ToolContext) -> ToolOutput:
         tool = self.tools.get(call.name)

@@ -4,6 +4,7 @@ local config = require("forge.config")
 local events = require("forge.events")
 local notify = require("forge.notify").notify
 local prompts = require("forge.prompts")
+local reloads = require("forge.reloads")
 local review = require("forge.review")
 local roots = require("forge.roots")
 local saves = require("forge.saves")
@@ -38,6 +39,7 @@ end
 M.handlers = {
   ["workspace/applyEdit"] = review.apply_edit,
   ["forge/saveDocuments"] = saves.save_documents,
+  ["forge/reloadDocuments"] = reloads.reload_documents,
   ["forge/event"] = events.on_event,
   ["$/progress"] = events.on_progress,
   ["window/showMessageRequest"] = prompts.on_message_request,
@@ -54,6 +56,8 @@ function M.before_init(params, lsp_config)
   params.capabilities = review.capabilities(params.capabilities or vim.lsp.protocol.make_client_capabilities())
   -- The agent's edits reach the disk: the server asks this plugin to save what it edited (forge.saves).
   params.capabilities = saves.capabilities(params.capabilities)
+  -- What the agent's commands change on disk reaches its unmodified buffers: the server asks (forge.reloads).
+  params.capabilities = reloads.capabilities(params.capabilities)
   local hash = lsp_config.root_dir and trust.neovim_trusts(lsp_config.root_dir)
   if hash then
     options.workspaceTrusted = true

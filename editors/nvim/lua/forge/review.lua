@@ -166,11 +166,18 @@ local function stale(edit)
 end
 
 --- Send the didChange of an applied edit now rather than after the debounce (150 ms): the server waits for
---- it before its next edit or its save of the buffer. Neovim 0.10+ only (0.7 has no way in: it waits).
+--- it before its next edit or its save of the buffer.
 local function flush(client)
+  if not client then
+    return
+  end
   local ok, changetracking = pcall(require, "vim.lsp._changetracking")
-  if ok and client and type(changetracking.flush) == "function" then
+  if ok and type(changetracking.flush) == "function" then -- 0.10+
     pcall(changetracking.flush, client)
+  elseif type(client.notify) == "function" then
+    -- 0.7-0.9 keep their change tracking to themselves, but send what is pending before any other
+    -- notification of the client: this one, which the server ignores.
+    pcall(client.notify, "$/forge/flush", vim.empty_dict())
   end
 end
 

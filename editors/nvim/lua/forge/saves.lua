@@ -66,7 +66,9 @@ end
 --- Capabilities: this client saves documents when the server asks (experimental.forge.saveDocuments).
 function M.capabilities(capabilities)
   capabilities.experimental = type(capabilities.experimental) == "table" and capabilities.experimental or {}
-  capabilities.experimental.forge = { saveDocuments = true }
+  local forge = type(capabilities.experimental.forge) == "table" and capabilities.experimental.forge or {}
+  forge.saveDocuments = true
+  capabilities.experimental.forge = forge
   return capabilities
 end
 
