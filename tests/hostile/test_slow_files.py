@@ -85,3 +85,28 @@ def test_an_mcp_json_of_many_entries(workspace: Path, record_reliability: Record
         "an untrusted workspace's .mcp.json of 30,000 servers (800 KB), the language server started on it",
         f"forge.status answered in {took:.1f} s (each entry's line is found in one pass; it took over a minute)",
     )
+
+
+async def test_a_gitmodules_made_to_backtrack_does_not_stall_file_tools(workspace: Path, record_reliability: Record) -> None:
+    from dataclasses import replace as with_
+
+    from forge_lsp.domain.config import ForgeConfig
+    from forge_lsp.domain.messages import ToolCall
+    from forge_lsp.tools.base import ToolContext
+    from forge_lsp.tools.registry import ToolRegistry
+    from forge_lsp.tools.workspace import Workspace
+
+    # Every write of a file tool reads .gitmodules (at most 100 KB) for the repositories git would run code from:
+    # blank lines and a path line padded with spaces made its pattern go quadratic, on the event loop.
+    (workspace / ".gitmodules").write_text("\n" * 30_000 + "path = x" + " " * 65_000 + "y\n")
+    ctx = ToolContext(Workspace(workspace), with_(ForgeConfig(), trusted=False))
+    started = time.monotonic()
+    result, _ = await ToolRegistry().call(ToolCall("c1", "write", json.dumps({"file_path": "a.txt", "content": "a\n"})), ctx)
+    took = time.monotonic() - started
+    assert not result.is_error, result.content
+    assert took < 5, f"the write took {took:.1f} s"
+    record_reliability(
+        "attack: a .gitmodules made to backtrack",
+        "30,000 blank lines and a path line padded with 65,000 spaces (95 KB: what is read of it), then a write",
+        f"the write done in {took:.1f} s: .gitmodules is read line by line (its pattern took minutes per write)",
+    )
