@@ -113,9 +113,9 @@ def dot_gits(ws: Path) -> list[Path]:
         log.info("git: only the first %d folders of %s were searched for nested repositories", MAX_WALK_DIRS, ws)
     listed = _gitmodules_paths(_head(ws, ws / ".gitmodules", MAX_GITMODULES_BYTES) or "")
     for rel in listed:
-        entry = ws / rel.strip("\"'") / ".git"
-        if _inside(ws, entry.parent.resolve()) and os.path.lexists(entry) and entry not in found:
-            found.append(entry)
+        dotgit = ws / rel.strip("\"'") / ".git"
+        if _inside(ws, dotgit.parent.resolve()) and os.path.lexists(dotgit) and dotgit not in found:
+            found.append(dotgit)
     return found[:MAX_GIT_DIRS]
 
 
