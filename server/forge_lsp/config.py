@@ -110,8 +110,10 @@ def snake_keys(value: Any, depth: int = 0) -> Any:
     return value
 
 
-_HEADER = re.compile(r"^\s*\[+\s*([^\]]+?)\s*\]+\s*(#.*)?$")
-_ASSIGN = re.compile(r"^\s*([A-Za-z0-9_\-.\"' ]+?)\s*=")
+# Each part of these two takes characters no neighbour takes, so no line (a multi-line string may hold any) makes
+# them backtrack: "[" and 20,000 spaces took hours with the lazy groups and optional spaces they had.
+_HEADER = re.compile(r"^\s*\[+([^\[\]]+)\]+\s*(?:#.*)?$")
+_ASSIGN = re.compile(r"^\s*([A-Za-z0-9_\-.\"'][A-Za-z0-9_\-.\"' ]*)=")
 
 
 def _norm(key: str) -> str:
@@ -132,14 +134,14 @@ class KeyLines:
         table = ""
         for n, line in enumerate(text.splitlines(), 1):
             if m := _HEADER.match(line):
-                table = _norm(m.group(1))
+                table = _norm(m.group(1).strip())
                 self.headers.setdefault(table, n)
                 parts = table.split(".", MAX_DEPTH + 1)[: MAX_DEPTH + 1]
                 for i in range(1, len(parts)):  # a table too deep to walk is reported at its header
                     self.within.setdefault(".".join(parts[:i]), n)
                 continue
             if m := _ASSIGN.match(line):
-                key = _norm(m.group(1))
+                key = _norm(m.group(1).rstrip())
                 self.assigns.setdefault(f"{table}.{key}" if table else key, n)
                 self.by_last.setdefault(key.rsplit(".", 1)[-1], n)
 

@@ -433,3 +433,30 @@ async def test_allow_private_networks_lets_fetch_reach_this_machine(workspace: P
         r = await fetch(config(ALLOW), f"http://localhost:{server.server_port}/", workspace)
         assert not r.is_error and "hello" in r.output, r.output
         assert server.requests == ["/"]
+
+
+@pytest.mark.parametrize(
+    ("shape", "page"),
+    [("unclosed <script> tags", b"<script>" * 25_000), ("a run of <", b"<" * 200_000)],
+    ids=["scripts", "angles"],
+)
+async def test_a_page_made_to_backtrack_does_not_hold_the_event_loop(
+    workspace: Path, net: Net, shape: str, page: bytes, record_reliability: Record
+) -> None:
+    # 200 KB (what fetch reads for the default max_fetch_chars) of HTML whose markup stripping went quadratic, on
+    # the event loop: a page the model is told to read (a link in a README) froze the server for a minute.
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n" % len(page)
+    listener = Listener(head + page)
+    started = time.monotonic()
+    try:
+        r = await fetch(config(ALLOW), f"http://127.0.0.1:{listener.port}/", workspace)
+    finally:
+        listener.close()
+    took = time.monotonic() - started
+    assert not r.is_error, r.output
+    assert took < 5, f"the fetch took {took:.1f} s"
+    record_reliability(
+        f"attack: a fetched page of {shape}",
+        "200 KB of HTML made to make the markup stripping backtrack, fetched by the agent",
+        f"stripped in one pass: the fetch done in {took:.1f} s (it held the event loop for a minute)",
+    )

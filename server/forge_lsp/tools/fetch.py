@@ -26,8 +26,8 @@ from urllib.parse import SplitResult, quote, urljoin, urlsplit
 
 from forge_lsp.tools.base import ToolContext, ToolDefinition, ToolFailure, ToolOutput, boolean, obj, string
 
-_SCRIPT = re.compile(r"<(script|style)\b.*?</\1>", re.S | re.I)
-_TAG = re.compile(r"<[^>]+>")
+_HIDDEN = ("script", "style")
+"""Elements whose content is no text of the page: left out with their tags."""
 _BLANK = re.compile(r"\n\s*\n+")
 
 SCHEMES = {"http": 80, "https": 443}
@@ -53,9 +53,39 @@ T = TypeVar("T")
 
 
 def html_to_text(source: str) -> str:
-    """Markup stripped to readable text (scripts and styles dropped)."""
-    text = _TAG.sub("", _SCRIPT.sub("", source))
-    return _BLANK.sub("\n\n", html.unescape(text)).strip()
+    """The text of an HTML page: scripts, styles and tags left out, entities decoded, blank runs squeezed.
+
+    One pass over the page, each character looked at a bounded number of times: the patterns it replaced
+    (``<(script|style)\\b.*?</\\1>``, ``<[^>]+>``) went quadratic on an unclosed <script> repeated or a run of
+    "<", and held the event loop for a minute on 200 KB a page can hold."""
+    lower = source.lower()
+    out: list[str] = []
+    unclosed: set[str] = set()  # hidden elements with no closing tag after some point: never searched for again
+    i, n = 0, len(source)
+    while i < n:
+        lt = source.find("<", i)
+        if lt < 0:
+            out.append(source[i:])
+            break
+        out.append(source[i:lt])
+        gt = source.find(">", lt + 1)
+        if gt < 0:  # no tag closes: the rest is text, as the pattern left it
+            out.append(source[lt:])
+            break
+        if gt == lt + 1:  # "<>" is no tag
+            out.append("<")
+            i = lt + 1
+            continue
+        name = next((h for h in _HIDDEN if lower.startswith(h, lt + 1)), None)
+        after = lt + 1 + len(name) if name else lt
+        if name and not (after < n and (lower[after].isalnum() or lower[after] == "_")) and name not in unclosed:
+            end = lower.find(f"</{name}>", gt + 1)
+            if end >= 0:
+                i = end + len(name) + 3
+                continue
+            unclosed.add(name)
+        i = gt + 1
+    return _BLANK.sub("\n\n", html.unescape("".join(out))).strip()
 
 
 def address_problem(ip: IP) -> str | None:

@@ -52,7 +52,16 @@ RUNS_KEY = re.compile(
 """Config keys (lower-cased) whose value git runs as a program, or that point git at another config or
 transport that would: what a repository a sandboxed command made may not keep."""
 
-_GITMODULES_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.MULTILINE)
+
+def _gitmodules_paths(text: str) -> list[str]:
+    """The values of .gitmodules' `path = ...` lines, read line by line: a pattern over the whole text (blank
+    lines, then a path padded with spaces) went quadratic, and it runs before every file tool's write."""
+    out = []
+    for line in text.splitlines():
+        key, eq, value = line.partition("=")
+        if eq and key.strip() == "path" and value.strip():
+            out.append(value.strip())
+    return out
 
 
 def _inside(ws: Path, path: Path) -> bool:
@@ -102,11 +111,11 @@ def dot_gits(ws: Path) -> list[Path]:
                 queue.append(Path(entry.path))
     if queue:
         log.info("git: only the first %d folders of %s were searched for nested repositories", MAX_WALK_DIRS, ws)
-    listed = _GITMODULES_PATH.findall(_head(ws, ws / ".gitmodules", MAX_GITMODULES_BYTES) or "")
+    listed = _gitmodules_paths(_head(ws, ws / ".gitmodules", MAX_GITMODULES_BYTES) or "")
     for rel in listed:
-        entry = ws / rel.strip("\"'") / ".git"
-        if _inside(ws, entry.parent.resolve()) and os.path.lexists(entry) and entry not in found:
-            found.append(entry)
+        dotgit = ws / rel.strip("\"'") / ".git"
+        if _inside(ws, dotgit.parent.resolve()) and os.path.lexists(dotgit) and dotgit not in found:
+            found.append(dotgit)
     return found[:MAX_GIT_DIRS]
 
 
