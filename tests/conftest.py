@@ -45,11 +45,22 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     path = session.config.getoption("--reliability-report")
     if not path:
         return
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # a pytest-xdist worker: its rows go to the controller, which writes the report
+        workeroutput["reliability_rows"] = [list(row) for row in reliability.ROWS]
+        return
     if exitstatus != 0:
         print(f"\nreliability report not written: the run did not pass (exit {exitstatus}); {path} is unchanged")
         return
     Path(path).write_text(reliability.render_report(reliability.ROWS), encoding="utf-8")
     print(f"\nreliability report: {len(set(reliability.ROWS))} rows written to {path}")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    """pytest-xdist: a worker's reliability rows join the controller's."""
+    rows = getattr(node, "workeroutput", {}).get("reliability_rows", [])
+    reliability.ROWS.extend(tuple(row) for row in rows)  # type: ignore[misc]
 
 
 @pytest.fixture(scope="session", autouse=True)
