@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from test_acp import agent_env, shell, workspace_with
 
-from test_nvim import neovims
+from support.neovim import neovims
 
 pytestmark = [pytest.mark.nvim, pytest.mark.timeout(120)]
 

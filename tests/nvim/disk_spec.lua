@@ -3,7 +3,7 @@
 -- server asks), the buffer is left unmodified and one `u` takes the edit back; a buffer with the user's
 -- unsaved line is never written (the line survives, the model and the user are told); two patches in one
 -- response both apply; :ForgeUndoTurn puts back the buffer and the disk; a BufWritePre formatter does not
--- run on the agent's save. Env as tests/test_nvim.py's _workspaces (calc.py, test_calc.py); FORGE_SECTIONS
+-- run on the agent's save. Env as tests/nvim/test_nvim.py's _workspaces (calc.py, test_calc.py); FORGE_SECTIONS
 -- picks sections. Prints PASS/FAIL.
 local t = dofile((debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "") .. "support.lua")
 local ws, wait, script, events, turn, wanted = t.ws, t.wait, t.script, t.events, t.turn, t.wanted

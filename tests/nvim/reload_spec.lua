@@ -5,7 +5,7 @@
 -- not read (no W11 at :checktime, :w writes without a question) and ruff gets the new text too. A buffer
 -- with the user's unsaved line is never read again (the line survives; the model and the user are told); a
 -- hidden buffer is read again as well; a file the shell removed keeps its buffer; :ForgeUndoTurn puts back
--- the patch and the shell's change in the buffer and on disk. Env as tests/test_nvim.py's _workspaces
+-- the patch and the shell's change in the buffer and on disk. Env as tests/nvim/test_nvim.py's _workspaces
 -- (calc.py, test_calc.py); FORGE_SECTIONS picks sections. Prints PASS/FAIL.
 local t = dofile((debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "") .. "support.lua")
 local ws, wait, script, events, turn, wanted = t.ws, t.wait, t.script, t.events, t.turn, t.wanted

@@ -2,7 +2,7 @@
 --   local t = dofile((debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "") .. "support.lua")
 -- Loading it puts the plugin (FORGE_PLUGIN) on 'runtimepath' and captures vim.notify: t.notes holds
 -- { msg, level } in order (what the user would see in the message area), each also printed as a
--- NOTE line. Env as tests/test_nvim.py's _workspaces. Neovim 0.7 (LuaJIT) and 0.11.
+-- NOTE line. Env as tests/nvim/test_nvim.py's _workspaces. Neovim 0.7 (LuaJIT) and 0.11.
 local M = {}
 
 M.ws = os.getenv("FORGE_WORKSPACE")

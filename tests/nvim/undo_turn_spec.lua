@@ -1,7 +1,7 @@
 -- :ForgeUndoTurn (issue 25 item 5), headless, on the real server and the scripted model: the open
 -- buffer is put back through the server's edit, a file the turn created is deleted, a buffer the user
 -- changed since refuses the undo (named), and the same turn undone twice says so.
--- Env as tests/test_nvim.py's _workspaces. Prints PASS/FAIL; exits 0 on success.
+-- Env as tests/nvim/test_nvim.py's _workspaces. Prints PASS/FAIL; exits 0 on success.
 local t = dofile((debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "") .. "support.lua")
 local ws, uv, notes_with, script, turn = t.ws, t.uv, t.notes_with, t.script, t.turn
 local wait = t.wait

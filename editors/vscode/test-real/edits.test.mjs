@@ -89,7 +89,7 @@ describe("real VS Code: agent edits and their review (issue 25)", { skip, timeou
 
   // VS Code 1.139 keeps the selection with its text even for a whole-document replacement (it narrows
   // an edit itself), so this passes with the old server too: it shows the user-facing behaviour holds
-  // with the minimal edits. The Neovim test (tests/test_nvim_edits.py) is the one the old edit fails.
+  // with the minimal edits. The Neovim test (tests/nvim/test_nvim_edits.py) is the one the old edit fails.
   it("an agent edit leaves the selection on an untouched line with its text", async () => {
     await vs.command("Go to File...");
     await vs.page.keyboard.type("app.py");

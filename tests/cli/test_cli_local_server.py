@@ -13,7 +13,7 @@ from pathlib import Path
 
 from support.processes import ctrl_c_as_in_a_terminal
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_the_loopback_server_is_one_command_and_needs_no_api_key(tmp_path: Path) -> None:
