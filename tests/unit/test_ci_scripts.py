@@ -33,7 +33,7 @@ def test_ci_runs_exactly_the_readmes_test_command() -> None:
     assert [c for c in commands if c][-1] == test
 
 
-def _run_ci_test(tmp_path: Path, ci: str | None) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+def _run_ci_test(tmp_path: Path, ci: str | None, *args: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
     """.ci/test in a copy of the repo's scripts, with a python3 lacking pytest and no npm, nvim or tmux on PATH."""
     repo = tmp_path / "repo"
     (repo / ".ci").mkdir(parents=True)
@@ -52,7 +52,7 @@ def _run_ci_test(tmp_path: Path, ci: str | None) -> tuple[subprocess.CompletedPr
         env["CI"] = ci
     bash = shutil.which("bash")
     assert bash
-    p = subprocess.run([bash, str(repo / ".ci" / "test")], capture_output=True, text=True, timeout=30, env=env)
+    p = subprocess.run([bash, str(repo / ".ci" / "test"), *args], capture_output=True, text=True, timeout=30, env=env)
     return p, log.read_text().splitlines() if log.exists() else []
 
 
@@ -60,7 +60,8 @@ def test_fresh_venv_gets_the_dev_extra_and_names_what_is_missing(tmp_path: Path)
     p, calls = _run_ci_test(tmp_path, None)
     assert p.returncode == 0, p.stderr
     assert "-m pip install -q -e .[dev]" in calls
-    assert calls[-1] == "-m pytest -q"
+    # Every test in parallel, then the llama-server tier alone (its build has the whole run to finish).
+    assert calls[-2:] == ["-m pytest -q -n 4 --ignore=tests/llama_server", "-m pytest -q -p no:xdist tests/llama_server"]
     assert "MISSING node 20+ and npm" in p.stderr
     assert "tmux" in p.stderr
 
@@ -70,3 +71,18 @@ def test_under_ci_nothing_may_be_missing(tmp_path: Path) -> None:
     assert p.returncode == 1
     assert "MISSING node 20+ and npm" in p.stderr and "CI runs every test" in p.stderr
     assert not any(c.startswith("-m pytest") for c in calls)
+
+
+def test_the_fast_tier_runs_the_unit_and_property_tests_and_one_smoke_test_per_frontend(tmp_path: Path) -> None:
+    p, calls = _run_ci_test(tmp_path, None, "--fast")
+    assert p.returncode == 0, p.stderr
+    assert "-m pip install -q -e .[dev]" in calls
+    run = calls[-1].split()
+    assert run[:5] == ["-m", "pytest", "-q", "-n", "4"]
+    assert {"tests/unit", "tests/trust/test_trust_store.py", "tests/reliability/test_fuzz.py"} <= set(run)
+    smoke = [a for a in run if "::" in a]
+    assert [a.split("/")[1] for a in smoke] == ["e2e", "agent_protocol", "cli"]  # the LSP, ACP and CLI frontends
+    for test in smoke:  # each names a test that exists
+        path, name = test.split("::")
+        assert f"def {name}(" in (ROOT / path).read_text(), test
+    assert "MISSING" not in p.stderr  # no editor, node or Neovim needed
