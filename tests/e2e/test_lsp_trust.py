@@ -345,8 +345,7 @@ async def test_a_file_watcher_faster_than_didsave_does_not_ask(client: LanguageC
     edited = "# note\n" + config.read_text()
     buffer_becomes(client, config, edited, 2)
     config.write_text(edited)
-    config_changed(client, config)  # the watcher first
-    await command(client, "forge.status", {})
+    config_changed(client, config)  # the watcher first (notifications are handled in the order they are sent)
     client.text_document_did_save(t.DidSaveTextDocumentParams(text_document=t.TextDocumentIdentifier(uri=config.as_uri())))
     await asyncio.sleep(1.5)
     status = await command(client, "forge.status", {})
