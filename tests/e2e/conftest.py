@@ -123,7 +123,8 @@ async def client(lsp_client: LanguageClient, ws: Path, request: pytest.FixtureRe
     if request.node.get_closest_marker("untrusted") is None:
         init_options.setdefault("workspaceTrusted", True)
         init_options["settings"] = {"model": EDITOR_MODEL, **init_options.get("settings", {})}
-        if (ws / ".forge.toml").read_text() == WORKSPACE_TOML:
+        config = ws / ".forge.toml"
+        if config.is_file() and config.read_text() == WORKSPACE_TOML:
             (ws / ".forge.toml").write_text("[retry]\nmin_delay_ms = 10\n")
     lsp_client.set_configuration({"maxRequestsPerTurn": 50}, section="forge")
     lsp_client.init_result = await lsp_client.initialize_session(  # type: ignore[attr-defined]

@@ -12,7 +12,7 @@ from lsprotocol import types as t
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-pytestmark = pytest.mark.timeout(90)
+pytestmark = [pytest.mark.timeout(90), pytest.mark.untrusted]  # no model set anywhere: not even the editor's
 
 
 @pytest.fixture
