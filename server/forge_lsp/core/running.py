@@ -8,7 +8,6 @@ command it then did not know was killed; one that had seen it said so even when 
 from __future__ import annotations
 
 from forge_lsp.domain.events import Event, ToolCallFinished, ToolCallStarted, TurnFinished, TurnStarted
-from forge_lsp.domain.tool_catalog import kind_of
 
 SHOWN_COMMAND_CHARS = 60
 """Of a shell command named in what cancelling stopped."""
@@ -33,7 +32,7 @@ class RunningCall:
         call = self.call
         if call is None:
             return "the model's reply was stopped"
-        if kind_of(call.tool) == "execute":
+        if call.kind == "execute":
             command = call.title.split(": ", 1)[-1].strip() if call.title else ""
             if len(command) > SHOWN_COMMAND_CHARS:
                 command = command[: SHOWN_COMMAND_CHARS - 1] + "…"
