@@ -7,7 +7,9 @@ import inspect
 import json
 import re
 from pathlib import Path
+from typing import get_type_hints
 
+from forge_lsp.lsp.command_arguments import RunArgument, shape
 from forge_lsp.lsp.server import COMMANDS, SERVER_COMMANDS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,7 +23,7 @@ def design_rows() -> list[tuple[str, str]]:
 
 
 def test_the_design_command_table_is_the_server_table() -> None:
-    assert design_rows() == [(c.name, c.argument) for c in SERVER_COMMANDS]
+    assert design_rows() == [(c.name, c.shape()) for c in SERVER_COMMANDS]
     assert tuple(c.name for c in SERVER_COMMANDS) == COMMANDS and len(set(COMMANDS)) == len(COMMANDS)
 
 
@@ -33,6 +35,13 @@ def test_every_handler_takes_the_argument_as_pygls_hands_it() -> None:
         kinds = [p.kind for p in params]
         assert kinds == [inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.VAR_POSITIONAL], command.name
         assert inspect.iscoroutinefunction(command.handler), command.name
+
+
+def test_every_field_a_handler_reads_is_one_of_its_argument_class() -> None:
+    for command in SERVER_COMMANDS:
+        read = set(re.findall(r'arg\.get\("(\w+)"', inspect.getsource(command.handler)))
+        assert read <= set(get_type_hints(command.argument)), (command.name, read)
+    assert shape(RunArgument) == "{prompt, model?, agent?, uri?, range?}"
 
 
 def vscode_table() -> list[dict[str, object]]:

@@ -9,6 +9,16 @@ from typing import Any
 from lsprotocol import types as t
 
 from forge_lsp.lsp import agent_commands, code_actions, command_handlers, handlers
+from forge_lsp.lsp.command_arguments import (
+    CancelArgument,
+    FolderArgument,
+    IdArgument,
+    NameArgument,
+    RunArgument,
+    TrustArgument,
+    UndoTurnArgument,
+    shape,
+)
 from forge_lsp.lsp.folders import open_runtime
 from forge_lsp.lsp.language_server import ForgeLanguageServer
 
@@ -21,31 +31,36 @@ class ServerCommand:
 
     Every command takes one JSON object (none: {}): pygls 2 hands it to the handler as it came (``*args``,
     unconverted; lsp/handlers.object_argument checks it is one object), so the handler checks each field
-    and a bad one is an InvalidParams that names it. ``argument`` is that object's shape as
-    docs/design.md's command table gives it (tests/unit/test_command_table.py compares the two)."""
+    and a bad one is an InvalidParams that names it. ``argument`` is that object's class
+    (lsp/command_arguments.py); docs/design.md's command table writes its shape
+    (tests/unit/test_command_table.py compares the two)."""
 
     name: str
-    argument: str
+    argument: type
     handler: Handler
+
+    def shape(self) -> str:
+        """The argument as docs/design.md writes it: ``{id, uri?}``."""
+        return shape(self.argument)
 
 
 SERVER_COMMANDS: tuple[ServerCommand, ...] = (
-    ServerCommand("forge.run", "{prompt, model?, agent?, uri?, range?}", handlers.forge_run),
-    ServerCommand("forge.cancel", "{turnId?}", handlers.forge_cancel),
-    ServerCommand("forge.status", "{uri?}", handlers.forge_status),
-    ServerCommand("forge.newConversation", "{uri?}", handlers.forge_new_conversation),
-    ServerCommand("forge.showConfig", "{uri?}", handlers.forge_show_config),
-    ServerCommand("forge.trust", "{uri?, revoke?}", handlers.forge_trust),
-    ServerCommand("forge.compact", "{uri?}", handlers.forge_compact),
-    ServerCommand("forge.listConversations", "{uri?}", handlers.forge_list_conversations),
-    ServerCommand("forge.openConversation", "{id, uri?}", handlers.forge_open_conversation),
-    ServerCommand("forge.deleteConversation", "{id, uri?}", handlers.forge_delete_conversation),
-    ServerCommand("forge.undoTurn", "{turnId?, uri?}", handlers.forge_undo_turn),
-    ServerCommand("forge.mcpServers", "{uri?}", handlers.forge_mcp_servers),
-    ServerCommand("forge.restartMcpServer", "{name, uri?}", handlers.forge_restart_mcp_server),
-    ServerCommand("forge.setAgent", "{id, uri?}", agent_commands.forge_set_agent),
-    ServerCommand("forge.listAgents", "{uri?}", agent_commands.forge_list_agents),
-    ServerCommand("forge.listCommands", "{uri?}", command_handlers.forge_list_commands),
+    ServerCommand("forge.run", RunArgument, handlers.forge_run),
+    ServerCommand("forge.cancel", CancelArgument, handlers.forge_cancel),
+    ServerCommand("forge.status", FolderArgument, handlers.forge_status),
+    ServerCommand("forge.newConversation", FolderArgument, handlers.forge_new_conversation),
+    ServerCommand("forge.showConfig", FolderArgument, handlers.forge_show_config),
+    ServerCommand("forge.trust", TrustArgument, handlers.forge_trust),
+    ServerCommand("forge.compact", FolderArgument, handlers.forge_compact),
+    ServerCommand("forge.listConversations", FolderArgument, handlers.forge_list_conversations),
+    ServerCommand("forge.openConversation", IdArgument, handlers.forge_open_conversation),
+    ServerCommand("forge.deleteConversation", IdArgument, handlers.forge_delete_conversation),
+    ServerCommand("forge.undoTurn", UndoTurnArgument, handlers.forge_undo_turn),
+    ServerCommand("forge.mcpServers", FolderArgument, handlers.forge_mcp_servers),
+    ServerCommand("forge.restartMcpServer", NameArgument, handlers.forge_restart_mcp_server),
+    ServerCommand("forge.setAgent", IdArgument, agent_commands.forge_set_agent),
+    ServerCommand("forge.listAgents", FolderArgument, agent_commands.forge_list_agents),
+    ServerCommand("forge.listCommands", FolderArgument, command_handlers.forge_list_commands),
 )
 """The server's commands, in the order initialize advertises them: adding one is its handler and a row here
 (and its row in docs/design.md, and an entry in each editor's table where a person runs it)."""
