@@ -12,6 +12,7 @@ from forge_lsp.cli.parser import build_parser
 from forge_lsp.config import snake_keys
 from forge_lsp.domain.config import HIGHER, KEYS, LOWER, validate
 from forge_lsp.domain.events import Event
+from forge_lsp.domain.tool_catalog import TOOL_NAMES
 from forge_lsp.lsp.server import COMMANDS
 from forge_lsp.tools.registry import ToolRegistry
 
@@ -50,6 +51,12 @@ def test_every_tool_and_argument_is_documented() -> None:
         section = text.split(f"## {fn['name']}\n", 1)[1].split("\n## ", 1)[0]
         for arg in fn["parameters"]["properties"]:
             assert f"`{arg}`" in section, f"{fn['name']}.{arg}"
+
+
+def test_docs_tools_md_has_a_section_for_every_catalog_tool_and_no_other() -> None:
+    # A tool added to the catalog without its section, or a section left after a tool went, fails here.
+    headings = re.findall(r"^## (\S+)$", (DOCS / "tools.md").read_text(), re.MULTILINE)
+    assert headings == list(TOOL_NAMES)
 
 
 def _key_rows() -> dict[str, list[str]]:

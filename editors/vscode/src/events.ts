@@ -97,8 +97,16 @@ export type ChatPart =
   | { kind: "reference"; path: string }
   | { kind: "interrupt"; message: string };
 
-/** The tools whose successful call changed the file it names (a reference in the chat). */
-export const EDIT_TOOLS = new Set(["write", "patch", "multi_patch", "remove", "undo"]);
+/** The kinds of call (the server's toolCallFinished `kind`) whose success changed the file it names (a reference in the chat). */
+export const EDIT_KINDS = new Set(["edit", "delete"]);
+
+/** The same for a server older than the `kind` field: its file tools by name (a new server's events carry the kind). */
+const OLD_SERVER_EDIT_TOOLS = new Set(["write", "patch", "multi_patch", "remove", "undo"]);
+
+/** Whether a toolCallFinished is a call that changed the file in its path. */
+export function changedFile(e: ForgeEvent): boolean {
+  return typeof e.kind === "string" ? EDIT_KINDS.has(e.kind) : OLD_SERVER_EDIT_TOOLS.has(String(e.tool));
+}
 
 /**
  * The chat's view of a forge/event: the same progress lines as the work-done progress ("shell: pytest",
@@ -113,7 +121,7 @@ export function chatParts(e: ForgeEvent): ChatPart[] {
     case "retry":
       return [{ kind: "progress", text: `retry ${String(e.attemptsLeft)}/${String(e.limit)} ${String(e.tool)}` }];
     case "toolCallFinished":
-      return e.ok === true && EDIT_TOOLS.has(String(e.tool)) && typeof e.path === "string" && e.path
+      return e.ok === true && changedFile(e) && typeof e.path === "string" && e.path
         ? [{ kind: "reference", path: e.path }]
         : [];
     case "interrupt":

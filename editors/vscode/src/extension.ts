@@ -13,6 +13,7 @@ import {
 import { editorContext, registerActions, RunArg } from "./actions";
 import { agentItems, withAgent } from "./agents";
 import { registerChat } from "./chat";
+import { CHAT_COMMANDS, PaletteId } from "./commands";
 import { cancelNotice, conversationItems, ForgeEvent, Notice, statusText, turnNotice } from "./events";
 import { mcpServers, McpItem, McpServer, serverActions, serverItems, stateText } from "./mcp";
 import { RELOAD_DOCUMENTS, ReloadRequest, ReloadableDocument, reloadDocuments, withReloadCapability } from "./reloads";
@@ -407,6 +408,46 @@ async function forgeCommand(name: string, arg: Record<string, unknown> = {}): Pr
   }
 }
 
+/** The handler of each command of the table (src/commands.ts) but the chat's own: a row without one does not compile. */
+const handlers: Record<Exclude<PaletteId, (typeof CHAT_COMMANDS)[number]>, Parameters<typeof vscode.commands.registerCommand>[1]> = {
+  "forge.runAgent": runAgent,
+  "forge.runCommand": runCommand,
+  "forge.cancelTurn": cancelTurn,
+  "forge.showStatus": async () => {
+    const s = (await forgeCommand("forge.status")) as { running: boolean; model: string; limit: number; agent?: string } | undefined;
+    if (s) {
+      setAgent(s.agent);
+      const agent = s.agent && s.agent !== "forge" ? ` · agent ${s.agent}` : "";
+      void vscode.window.showInformationMessage(`Forge: ${s.running ? "running" : "idle"} · ${s.model} · limit ${s.limit}${agent}`);
+    }
+  },
+  "forge.showEffectiveConfig": async () => {
+    const config = (await forgeCommand("forge.showConfig")) as Record<string, { value: unknown; source: string }> | undefined;
+    if (config) {
+      output.appendLine("Effective Forge configuration:");
+      for (const [key, { value, source }] of Object.entries(config)) {
+        output.appendLine(`  ${key} = ${JSON.stringify(value)} (${source})`);
+      }
+      output.show(true);
+    }
+  },
+  "forge.startNewConversation": async () => {
+    if (await forgeCommand("forge.newConversation")) {
+      setAgent("forge"); // a new conversation starts with forge
+    }
+  },
+  "forge.restartServer": async () => {
+    await client?.stop();
+    client = undefined;
+    await startClient();
+  },
+  "forge.trustWorkspace": trustWorkspace,
+  "forge.pickConversation": openConversation,
+  "forge.undoLastTurn": undoLastTurn,
+  "forge.showMcpServers": showMcpServers,
+  "forge.selectAgent": selectAgent,
+};
+
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   output = vscode.window.createOutputChannel("Forge");
   status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 10);
@@ -419,37 +460,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     output,
     status,
     forgeEvents,
-    vscode.commands.registerCommand("forge.runAgent", runAgent),
-    vscode.commands.registerCommand("forge.runCommand", runCommand),
-    vscode.commands.registerCommand("forge.cancelTurn", cancelTurn),
-    vscode.commands.registerCommand("forge.showStatus", async () => {
-      const s = (await forgeCommand("forge.status")) as { running: boolean; model: string; limit: number; agent?: string } | undefined;
-      if (s) {
-        setAgent(s.agent);
-        const agent = s.agent && s.agent !== "forge" ? ` · agent ${s.agent}` : "";
-        void vscode.window.showInformationMessage(`Forge: ${s.running ? "running" : "idle"} · ${s.model} · limit ${s.limit}${agent}`);
-      }
-    }),
-    vscode.commands.registerCommand("forge.showEffectiveConfig", async () => {
-      const config = (await forgeCommand("forge.showConfig")) as Record<string, { value: unknown; source: string }> | undefined;
-      if (config) {
-        output.appendLine("Effective Forge configuration:");
-        for (const [key, { value, source }] of Object.entries(config)) {
-          output.appendLine(`  ${key} = ${JSON.stringify(value)} (${source})`);
-        }
-        output.show(true);
-      }
-    }),
-    vscode.commands.registerCommand("forge.startNewConversation", async () => {
-      if (await forgeCommand("forge.newConversation")) {
-        setAgent("forge"); // a new conversation starts with forge
-      }
-    }),
-    vscode.commands.registerCommand("forge.selectAgent", selectAgent),
-    vscode.commands.registerCommand("forge.trustWorkspace", trustWorkspace),
-    vscode.commands.registerCommand("forge.pickConversation", openConversation),
-    vscode.commands.registerCommand("forge.undoLastTurn", undoLastTurn),
-    vscode.commands.registerCommand("forge.showMcpServers", showMcpServers),
+    ...Object.entries(handlers).map(([id, handler]) => vscode.commands.registerCommand(id, handler)),
     // The user trusted the folder in VS Code (Manage Workspace Trust): the server hears it at once.
     vscode.workspace.onDidGrantWorkspaceTrust(() => void forgeCommand("forge.trust")),
     // A forge.* setting changed: the server asks for the section again (workspace/configuration).
@@ -459,11 +470,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       } else if (!client && (e.affectsConfiguration("forge.serverPath") || e.affectsConfiguration("forge.pythonPath"))) {
         void startClient(); // the setting the error asked for: the server starts now
       }
-    }),
-    vscode.commands.registerCommand("forge.restartServer", async () => {
-      await client?.stop();
-      client = undefined;
-      await startClient();
     }),
   );
   await startClient();

@@ -32,7 +32,6 @@ from acp.schema import (
     ToolCallLocation,
     ToolCallProgress,
     ToolCallStart,
-    ToolKind,
     UserMessageChunk,
 )
 
@@ -40,23 +39,8 @@ from forge_lsp.core.orchestrator import describe
 from forge_lsp.core.session import todo_list
 from forge_lsp.domain.events import Retry, ToolCallStarted
 from forge_lsp.domain.messages import ChatMessage
+from forge_lsp.domain.tool_catalog import CATALOG, kind_of
 from forge_lsp.redact import redact, redact_data
-
-KINDS: dict[str, ToolKind] = {
-    "read": "read",
-    "fs_search": "search",
-    "write": "edit",
-    "patch": "edit",
-    "multi_patch": "edit",
-    "undo": "edit",
-    "remove": "delete",
-    "shell": "execute",
-    "fetch": "fetch",
-    "todo_write": "think",
-    "todo_read": "think",
-    "followup": "think",
-}
-"""ACP's tool kinds for Forge's tools."""
 
 ALLOW_ONCE, ALLOW_ALWAYS, REJECT = "allow_once", "allow_always", "reject_once"
 PERMISSION_OPTIONS = [
@@ -140,7 +124,7 @@ def plan_update(todos: list[dict[str, str]]) -> AgentPlanUpdate:
     return update_plan(plan_entries(todos))
 
 
-TITLE_IN_BACKTICKS = {"shell": "command", "fs_search": "pattern", "fetch": "url"}
+TITLE_IN_BACKTICKS = {f.name: f.title_arg for f in CATALOG if f.kind in ("execute", "search", "fetch") and f.title_arg}
 """The argument a call of these tools is titled by, in backticks (clients show it as the call's label:
 CodeCompanion's line reads "Execute: npm test", not "Execute: shell")."""
 
@@ -161,7 +145,7 @@ def tool_started(event: ToolCallStarted, root: Path) -> ToolCallStart:
     return start_tool_call(
         event.call_id,
         redact(tool_title(event.tool, event.arguments, event.title)),
-        kind=KINDS.get(event.tool, "other"),
+        kind=kind_of(event.tool),
         status="in_progress",
         locations=locations(event.tool, event.arguments, root),
         raw_input=redact_data(json_or_text(event.arguments)),
@@ -216,7 +200,7 @@ def history_updates(history: list[ChatMessage], root: Path) -> list[Update]:
                     start_tool_call(
                         call.id,
                         redact(tool_title(call.name, arguments, describe(call))),
-                        kind=KINDS.get(call.name, "other"),
+                        kind=kind_of(call.name),
                         status="in_progress",
                         locations=locations(call.name, arguments, root),
                     )

@@ -14,8 +14,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
+from forge_lsp.domain import tool_catalog
 from forge_lsp.domain.config import CompactConfig
 from forge_lsp.domain.messages import ChatMessage, Compaction
 from forge_lsp.domain.ports import HistoryPort, TemplatePort
@@ -25,7 +26,8 @@ from forge_lsp.domain.tokens import CHARS_PER_TOKEN, estimate_tokens, message_to
 Wire = Mapping[str, Any]
 ROLES = {"user": "User", "assistant": "Assistant", "system": "System"}
 TOOL_ERROR_PREFIX = "<tool_call_error>"
-SUMMARY_TOOLS = ("file_update", "file_read", "file_remove", "search", "shell", "todo_write")
+SUMMARY_TOOLS = get_args(tool_catalog.SummaryTool)
+"""The keys of a summary's tool call (Forge's SummaryTool): each call shows one, the others are null."""
 
 
 def _has_tool_call(m: Wire) -> bool:
@@ -126,25 +128,23 @@ def _tool(name: str, args: Mapping[str, Any] | None) -> dict[str, Any] | None:
         value = a.get(key)
         return value if isinstance(value, str) else ""
 
-    if name == "read":
-        return {"file_read": {"path": text("file_path")}}
-    if name in ("write", "patch", "multi_patch"):
-        return {"file_update": {"path": text("file_path")}}
-    if name == "remove":
-        return {"file_remove": {"path": text("path")}}
-    if name == "fs_search" and text("pattern"):
-        return {"search": {"pattern": text("pattern")}}
-    if name == "shell":
-        return {"shell": {"command": text("command")}}
-    if name == "todo_write":
-        todos = a.get("todos")
-        items = [
-            {"content": str(t.get("content", "")), "status": str(t.get("status", ""))}
-            for t in (todos if isinstance(todos, list) else [])
-            if isinstance(t, Mapping)
-        ]
-        return {"todo_write": {"todos": items}}
-    return None
+    facts = tool_catalog.facts(name)  # what it shows, and which argument, are the tool's catalog entry
+    if facts is None or facts.summary_tool is None:
+        return None
+    shown, path, title = facts.summary_tool, text(facts.path_arg or ""), text(facts.title_arg or "")
+    if shown in ("file_read", "file_update", "file_remove"):
+        return {shown: {"path": path}}
+    if shown == "search":
+        return {"search": {"pattern": title}} if title else None
+    if shown == "shell":
+        return {"shell": {"command": title}}
+    todos = a.get("todos")  # todo_write
+    items = [
+        {"content": str(t.get("content", "")), "status": str(t.get("status", ""))}
+        for t in (todos if isinstance(todos, list) else [])
+        if isinstance(t, Mapping)
+    ]
+    return {"todo_write": {"todos": items}}
 
 
 def summary_data(messages: Sequence[ChatMessage]) -> dict[str, Any]:

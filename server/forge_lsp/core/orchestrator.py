@@ -16,7 +16,7 @@ from typing import Any
 
 from forge_lsp.core.compaction import Compactor, build_wire, window_threshold
 from forge_lsp.core.hooks import TurnHook, default_hooks
-from forge_lsp.domain import doom_loop
+from forge_lsp.domain import doom_loop, tool_catalog
 from forge_lsp.domain.config import ForgeConfig
 from forge_lsp.domain.events import (
     CONTEXT_WARNING_RATIO,
@@ -80,10 +80,17 @@ def with_notice(output: str, notice: str) -> str:
     return f"{output}\n<retry>{notice}</retry>"
 
 
+TITLE_KEYS = ("command", "file_path", "path", "pattern", "url", "question")
+"""The arguments a call of a tool that is not built in (an MCP tool's) is titled by, the first it has."""
+
+
 def describe(call: ToolCall) -> str:
-    """A short title for progress: 'shell: pytest', 'read: src/a.py'."""
+    """A short title for progress: 'shell: pytest', 'read: src/a.py', by the argument the tool's catalog entry
+    names (title_arg)."""
     args = call.arguments or {}
-    for key in ("command", "file_path", "path", "pattern", "url", "question"):
+    facts = tool_catalog.facts(call.name)
+    keys = TITLE_KEYS if facts is None else (facts.title_arg,) if facts.title_arg else ()
+    for key in keys:
         value = args.get(key)
         if isinstance(value, str) and value.strip():
             return f"{call.name}: {value.strip().splitlines()[0][:80]}"
@@ -465,7 +472,8 @@ class Orchestrator:
         done: list[tuple[ToolResult, int, int, str]] = []  # result, store row, history index, cause
         yields = False
         for call in reply.tool_calls:
-            emit(ToolCallStarted(turn_id, call.name, call.id, call.arguments_json, describe(call)))
+            kind = tool_catalog.kind_of(call.name)
+            emit(ToolCallStarted(turn_id, call.name, call.id, call.arguments_json, describe(call), kind))
             started = time.perf_counter()
             try:
                 if reply.cut and call.arguments is None:
@@ -477,7 +485,7 @@ class Orchestrator:
                 # result (the model sees why next turn), the summary counts it.
                 turn.tool_calls += 1
                 self._append(turn, ChatMessage("tool", CANCELLED_RESULT, tool_call_id=call.id, name=call.name))
-                emit(ToolCallFinished(turn_id, call.name, call.id, False, CANCELLED_RESULT, None))
+                emit(ToolCallFinished(turn_id, call.name, call.id, False, CANCELLED_RESULT, None, kind))
                 raise
             finally:
                 turn.tools_s += time.perf_counter() - started
@@ -489,7 +497,7 @@ class Orchestrator:
                 reflection = self.templates.render(ERROR_REFLECTION, {})
                 result = ToolResult(result.call_id, result.name, tool_call_error(result.output, reflection), True, result.path)
             row = self._append(turn, ChatMessage("tool", result.output, tool_call_id=result.call_id, name=result.name))
-            emit(ToolCallFinished(turn_id, call.name, call.id, not result.is_error, result.output, result.path))
+            emit(ToolCallFinished(turn_id, call.name, call.id, not result.is_error, result.output, result.path, kind))
             done.append((result, row, len(turn.history) - 1, cause))
         tracker = turn.tracker
         tracker.adjust_record(r for r, _, _, _ in done)

@@ -32,7 +32,7 @@ class RunningCall:
         call = self.call
         if call is None:
             return "the model's reply was stopped"
-        if call.tool == "shell":
+        if call.kind == "execute":
             command = call.title.split(": ", 1)[-1].strip() if call.title else ""
             if len(command) > SHOWN_COMMAND_CHARS:
                 command = command[: SHOWN_COMMAND_CHARS - 1] + "…"

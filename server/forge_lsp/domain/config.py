@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from forge_lsp.domain.tool_catalog import TOOL_NAMES
+
 WORKSPACE_FILE = ".forge.toml"
 # Tables nest at most this deep in the schema ([tools.shell] deny is 3); deeper is refused, never recursed into.
 MAX_DEPTH = 8
@@ -134,21 +136,6 @@ LOWER = -1
 """KeySpec.looser: a smaller number allows more (retries hammer the provider sooner)."""
 ANY_TOOL = "<name>"
 """The tool part of a [tools.<name>] row: it stands for every tool but the shell, which has its own rows."""
-TOOL_NAMES = (
-    "read",
-    "write",
-    "patch",
-    "multi_patch",
-    "remove",
-    "undo",
-    "fs_search",
-    "shell",
-    "fetch",
-    "todo_write",
-    "todo_read",
-    "followup",
-)
-"""The tools a [tools.<name>] table may name (the registry's; a test keeps the two the same): another name is a typo."""
 
 
 @dataclass(frozen=True)

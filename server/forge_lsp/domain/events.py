@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any, ClassVar
 
 from forge_lsp.domain.messages import Usage
+from forge_lsp.domain.tool_catalog import ToolKind
 
 
 def format_errors(errors: Mapping[str, int]) -> str:
@@ -230,10 +231,13 @@ class ToolCallStarted(Event):
     call_id: str = ""
     arguments: str = ""
     title: str = ""
+    kind: ToolKind = "other"
+    """What the call is (its catalog entry's kind, ACP's names: edit, delete, execute...): an editor shows a
+    call by it, with no list of tool names of its own."""
     type: ClassVar[str] = "toolCallStarted"
 
     def payload(self) -> dict[str, Any]:
-        return {"tool": self.tool, "callId": self.call_id, "arguments": self.arguments, "title": self.title}
+        return {"tool": self.tool, "callId": self.call_id, "arguments": self.arguments, "title": self.title, "kind": self.kind}
 
 
 MAX_EVENT_OUTPUT = 20_000
@@ -254,10 +258,18 @@ class ToolCallFinished(Event):
     ok: bool = True
     output: str = ""
     path: str | None = None
+    kind: ToolKind = "other"
+    """As the call's toolCallStarted said: with ``ok`` and an edit or delete kind, ``path`` is a file it changed."""
     type: ClassVar[str] = "toolCallFinished"
 
     def payload(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"tool": self.tool, "callId": self.call_id, "ok": self.ok, "output": clip(self.output)}
+        out: dict[str, Any] = {
+            "tool": self.tool,
+            "callId": self.call_id,
+            "ok": self.ok,
+            "output": clip(self.output),
+            "kind": self.kind,
+        }
         if self.path is not None:
             out["path"] = self.path
         return out

@@ -14,11 +14,9 @@ from dataclasses import dataclass
 from lsprotocol import types as t
 
 from forge_lsp.domain.events import Interrupt, MaxToolFailurePerTurnLimitReached, Retry, ToolCallFinished
+from forge_lsp.domain.tool_catalog import kind_of
 from forge_lsp.lsp import convert
 from forge_lsp.lsp.diagnostics import DiagnosticStore
-
-EDITS = frozenset({"write", "patch", "multi_patch", "undo"})
-"""The tools whose success on a file rewrote it (a failure of another tool there is made good by it)."""
 
 
 @dataclass(frozen=True)
@@ -32,7 +30,7 @@ class _Failure:
 def _makes_good(success_tool: str, failed_tool: str) -> bool:
     """Whether a call of success_tool that succeeded on a file undoes a failure of failed_tool there: the same
     tool did what failed, or the file was edited (a failed read, then a write, is not a problem of the file)."""
-    return success_tool == failed_tool or success_tool in EDITS
+    return success_tool == failed_tool or kind_of(success_tool) == "edit"  # the tools whose success rewrote the file
 
 
 class FileFailures:

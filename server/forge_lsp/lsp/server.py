@@ -2,30 +2,70 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
 from lsprotocol import types as t
 
 from forge_lsp.lsp import agent_commands, code_actions, command_handlers, handlers
+from forge_lsp.lsp.command_arguments import (
+    CancelArgument,
+    FolderArgument,
+    IdArgument,
+    NameArgument,
+    RunArgument,
+    TrustArgument,
+    UndoTurnArgument,
+    shape,
+)
 from forge_lsp.lsp.folders import open_runtime
 from forge_lsp.lsp.language_server import ForgeLanguageServer
 
-COMMANDS = (
-    "forge.run",
-    "forge.cancel",
-    "forge.status",
-    "forge.newConversation",
-    "forge.showConfig",
-    "forge.trust",
-    "forge.compact",
-    "forge.listConversations",
-    "forge.openConversation",
-    "forge.deleteConversation",
-    "forge.undoTurn",
-    "forge.mcpServers",
-    "forge.restartMcpServer",
-    "forge.setAgent",
-    "forge.listAgents",
-    "forge.listCommands",
+Handler = Callable[..., Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class ServerCommand:
+    """One workspace/executeCommand command: its name, the argument it takes, the handler that answers it.
+
+    Every command takes one JSON object (none: {}): pygls 2 hands it to the handler as it came (``*args``,
+    unconverted; lsp/handlers.object_argument checks it is one object), so the handler checks each field
+    and a bad one is an InvalidParams that names it. ``argument`` is that object's class
+    (lsp/command_arguments.py); docs/design.md's command table writes its shape
+    (tests/unit/test_command_table.py compares the two)."""
+
+    name: str
+    argument: type
+    handler: Handler
+
+    def shape(self) -> str:
+        """The argument as docs/design.md writes it: ``{id, uri?}``."""
+        return shape(self.argument)
+
+
+SERVER_COMMANDS: tuple[ServerCommand, ...] = (
+    ServerCommand("forge.run", RunArgument, handlers.forge_run),
+    ServerCommand("forge.cancel", CancelArgument, handlers.forge_cancel),
+    ServerCommand("forge.status", FolderArgument, handlers.forge_status),
+    ServerCommand("forge.newConversation", FolderArgument, handlers.forge_new_conversation),
+    ServerCommand("forge.showConfig", FolderArgument, handlers.forge_show_config),
+    ServerCommand("forge.trust", TrustArgument, handlers.forge_trust),
+    ServerCommand("forge.compact", FolderArgument, handlers.forge_compact),
+    ServerCommand("forge.listConversations", FolderArgument, handlers.forge_list_conversations),
+    ServerCommand("forge.openConversation", IdArgument, handlers.forge_open_conversation),
+    ServerCommand("forge.deleteConversation", IdArgument, handlers.forge_delete_conversation),
+    ServerCommand("forge.undoTurn", UndoTurnArgument, handlers.forge_undo_turn),
+    ServerCommand("forge.mcpServers", FolderArgument, handlers.forge_mcp_servers),
+    ServerCommand("forge.restartMcpServer", NameArgument, handlers.forge_restart_mcp_server),
+    ServerCommand("forge.setAgent", IdArgument, agent_commands.forge_set_agent),
+    ServerCommand("forge.listAgents", FolderArgument, agent_commands.forge_list_agents),
+    ServerCommand("forge.listCommands", FolderArgument, command_handlers.forge_list_commands),
 )
+"""The server's commands, in the order initialize advertises them: adding one is its handler and a row here
+(and its row in docs/design.md, and an entry in each editor's table where a person runs it)."""
+
+COMMANDS: tuple[str, ...] = tuple(command.name for command in SERVER_COMMANDS)
 
 
 def create_server() -> ForgeLanguageServer:
@@ -48,21 +88,7 @@ def create_server() -> ForgeLanguageServer:
     server.feature(t.WINDOW_WORK_DONE_PROGRESS_CANCEL)(handlers.progress_cancel)
     server.feature(t.TEXT_DOCUMENT_CODE_ACTION, code_actions.OPTIONS)(handlers.code_action)
     server.feature(t.CODE_ACTION_RESOLVE)(handlers.code_action_resolve)
-    server.command("forge.run")(handlers.forge_run)
-    server.command("forge.cancel")(handlers.forge_cancel)
-    server.command("forge.status")(handlers.forge_status)
-    server.command("forge.newConversation")(handlers.forge_new_conversation)
-    server.command("forge.showConfig")(handlers.forge_show_config)
-    server.command("forge.trust")(handlers.forge_trust)
-    server.command("forge.compact")(handlers.forge_compact)
-    server.command("forge.listConversations")(handlers.forge_list_conversations)
-    server.command("forge.openConversation")(handlers.forge_open_conversation)
-    server.command("forge.deleteConversation")(handlers.forge_delete_conversation)
-    server.command("forge.undoTurn")(handlers.forge_undo_turn)
-    server.command("forge.mcpServers")(handlers.forge_mcp_servers)
-    server.command("forge.restartMcpServer")(handlers.forge_restart_mcp_server)
     server.feature(t.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)(handlers.did_change_workspace_folders)
-    server.command("forge.setAgent")(agent_commands.forge_set_agent)
-    server.command("forge.listAgents")(agent_commands.forge_list_agents)
-    server.command("forge.listCommands")(command_handlers.forge_list_commands)
+    for command in SERVER_COMMANDS:
+        server.command(command.name)(command.handler)
     return server

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from forge_lsp.domain.config import ForgeConfig
+from forge_lsp.domain.tool_catalog import ToolFacts, ToolKind
 from forge_lsp.tools import nearest
 from forge_lsp.tools.workspace import GitExecutes, Workspace
 
@@ -416,12 +417,27 @@ Run = Callable[[Mapping[str, Any], ToolContext], Awaitable[ToolOutput]]
 
 
 @dataclass(frozen=True)
+class Implementation:
+    """What a built-in tool's module declares: the description and JSON schema the model sees, how a call
+    runs, and (for a tool with a time limit of its own) how long the registry lets it run. Its name and every
+    other fact are its entry in the catalog (domain/tool_catalog.py), which names this object."""
+
+    description: str
+    parameters: dict[str, Any]
+    run: Run
+    timeout: Callable[[ForgeConfig], float] | None = None
+    """Seconds a call may run, from the configuration; None: tool_timeout_secs."""
+
+
+@dataclass(frozen=True)
 class ToolDefinition:
     """One tool: the name and JSON schema the model sees, how it runs, and what it acts on.
 
-    path_arg and changes_files are declared here, with the tool, so that every rule about a tool's file
-    (an agent's write_under) is derived from one place and no tool escapes it by naming its argument
-    differently (remove and undo take `path`, write and patch `file_path`)."""
+    A built-in tool's definition is made from its catalog entry and its module's Implementation
+    (tools/registry.py); an MCP tool's from what its server says. path_arg and changes_files come with the
+    tool, so that every rule about a tool's file (an agent's write_under) is derived from one place and no
+    tool escapes it by naming its argument differently (remove and undo take `path`, write and patch
+    `file_path`)."""
 
     name: str
     description: str
@@ -431,6 +447,24 @@ class ToolDefinition:
     """The argument that names the one workspace file (or folder) a call acts on; None: no such argument."""
     changes_files: bool = False
     """Whether a call may change the workspace's files (its path_arg's file; or any file, with no path_arg)."""
+    kind: ToolKind = "other"
+    """What a call is, as ACP names it (domain/tool_catalog.py)."""
+    timeout: Callable[[ForgeConfig], float] | None = None
+    """Seconds a call may run, from the configuration; None: tool_timeout_secs."""
+
+    @classmethod
+    def builtin(cls, facts: ToolFacts, implementation: Implementation) -> ToolDefinition:
+        """A built-in tool: its catalog entry with its module's implementation."""
+        return cls(
+            facts.name,
+            implementation.description,
+            implementation.parameters,
+            implementation.run,
+            path_arg=facts.path_arg,
+            changes_files=facts.changes_files,
+            kind=facts.kind,
+            timeout=implementation.timeout,
+        )
 
     def target(self, arguments: Mapping[str, Any] | None) -> str | None:
         """The path a call's arguments give in path_arg, when that is a string."""

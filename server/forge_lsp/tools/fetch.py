@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 from urllib.parse import SplitResult, quote, urljoin, urlsplit
 
-from forge_lsp.tools.base import ToolContext, ToolDefinition, ToolFailure, ToolOutput, boolean, obj, string
+from forge_lsp.tools.base import Implementation, ToolContext, ToolFailure, ToolOutput, boolean, obj, string
 
 _HIDDEN = ("script", "style")
 """Elements whose content is no text of the page: left out with their tags."""
@@ -365,8 +365,7 @@ async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
     return ToolOutput(f"URL: {shown}\nStatus: {status}\nContent-Type: {ctype}\n\n{text[:limit]}{note}")
 
 
-TOOL = ToolDefinition(
-    name="fetch",
+TOOL = Implementation(
     description="Fetch an http or https URL and return its content (HTML converted to text unless raw).",
     parameters=obj({"url": string("The http(s) URL."), "raw": boolean("Return the body as it is.")}, ["url"]),
     run=run,

@@ -9,7 +9,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from forge_lsp.tools.base import ToolContext, ToolDefinition, ToolFailure, ToolOutput, boolean, integer, obj, string
+from forge_lsp.tools.base import Implementation, ToolContext, ToolFailure, ToolOutput, boolean, integer, obj, string
 from forge_lsp.tools.process import run_process
 
 MODES = ("content", "files_with_matches", "count")
@@ -82,8 +82,7 @@ async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
     return ToolOutput("\n".join(page) + note)
 
 
-TOOL = ToolDefinition(
-    name="fs_search",
+TOOL = Implementation(
     description="Search the workspace with ripgrep. Respects .gitignore. output_mode: files_with_matches (default), content, count.",
     parameters=obj(
         {
@@ -103,5 +102,4 @@ TOOL = ToolDefinition(
         ["pattern"],
     ),
     run=run,
-    path_arg="path",
 )

@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from forge_lsp.tools.base import (
+    Implementation,
     ToolContext,
-    ToolDefinition,
     ToolFailure,
     ToolOutput,
     boolean,
@@ -71,17 +71,13 @@ EDIT = {
     "replace_all": boolean("Replace every occurrence (default false: old_string must be unique)."),
 }
 
-PATCH = ToolDefinition(
-    name="patch",
+PATCH = Implementation(
     description="Replace an exact string in a file. old_string must match the file exactly and be unique unless replace_all is set.",
     parameters=obj({"file_path": string("Path of the file to change."), **EDIT}, ["file_path", "old_string", "new_string"]),
     run=run_patch,
-    path_arg="file_path",
-    changes_files=True,
 )
 
-MULTI_PATCH = ToolDefinition(
-    name="multi_patch",
+MULTI_PATCH = Implementation(
     description="Apply several exact-string replacements to one file, in order; if any fails, none is applied.",
     parameters=obj(
         {
@@ -91,6 +87,4 @@ MULTI_PATCH = ToolDefinition(
         ["file_path", "edits"],
     ),
     run=run_multi_patch,
-    path_arg="file_path",
-    changes_files=True,
 )

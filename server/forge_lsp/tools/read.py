@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from forge_lsp.tools.base import (
+    Implementation,
     ToolContext,
-    ToolDefinition,
     ToolFailure,
     ToolOutput,
     boolean,
@@ -57,8 +57,7 @@ async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
     )
 
 
-TOOL = ToolDefinition(
-    name="read",
+TOOL = Implementation(
     description="Read a text file of the workspace. Lines are numbered from 1; use start_line/end_line for large files.",
     parameters=obj(
         {
@@ -70,5 +69,4 @@ TOOL = ToolDefinition(
         ["file_path"],
     ),
     run=run,
-    path_arg="file_path",
 )

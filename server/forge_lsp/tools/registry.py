@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import logging
 from collections.abc import Iterable, Mapping
@@ -10,27 +11,25 @@ from dataclasses import replace
 from typing import Any
 
 from forge_lsp.domain.messages import ToolCall, ToolResult
+from forge_lsp.domain.tool_catalog import CATALOG, ToolFacts
 from forge_lsp.patterns import UnsafePattern, guard_jsonschema, search
-from forge_lsp.tools import fetch, followup, fs_search, patch, read, remove, shell, todo, undo, write
-from forge_lsp.tools.base import CommandMark, ToolContext, ToolDefinition, ToolFailure, ToolOutput
+from forge_lsp.tools.base import CommandMark, Implementation, ToolContext, ToolDefinition, ToolFailure, ToolOutput
 from forge_lsp.tools.workspace import PathOutsideWorkspace
 
 log = logging.getLogger(__name__)
 
-ALL_TOOLS: tuple[ToolDefinition, ...] = (
-    read.TOOL,
-    write.TOOL,
-    patch.PATCH,
-    patch.MULTI_PATCH,
-    remove.TOOL,
-    undo.TOOL,
-    fs_search.TOOL,
-    shell.TOOL,
-    fetch.TOOL,
-    todo.TODO_WRITE,
-    todo.TODO_READ,
-    followup.TOOL,
-)
+
+def builtin(facts: ToolFacts) -> ToolDefinition:
+    """A built-in tool's definition: its catalog entry with the Implementation its module declares."""
+    module, attribute = facts.implementation.rsplit(".", 1)
+    implementation = getattr(importlib.import_module(f"forge_lsp.tools.{module}"), attribute)
+    if not isinstance(implementation, Implementation):
+        raise TypeError(f"forge_lsp.tools.{facts.implementation} is not a tool's Implementation")
+    return ToolDefinition.builtin(facts, implementation)
+
+
+ALL_TOOLS: tuple[ToolDefinition, ...] = tuple(builtin(facts) for facts in CATALOG)
+"""The built-in tools, in the catalog's order (the order the model sees them)."""
 
 MAX_REPORTED_ERRORS = 3
 """A call with many bad arguments is told its first few problems (enough to fix the call)."""
@@ -188,9 +187,7 @@ class ToolRegistry:
         if args is None:
             raise ToolFailure(f"arguments are not a JSON object: {call.arguments_json[:200]!r}")
         check_arguments(args, tool.parameters)
-        timeout = ctx.config.tool_timeout_secs
-        if tool.name == "shell":
-            timeout = ctx.config.shell_timeout() + 10  # the shell tool times out (and kills) first
+        timeout = tool.timeout(ctx.config) if tool.timeout is not None else ctx.config.tool_timeout_secs
         try:
             # asyncio.timeout, not wait_for: no extra task, so a tool that never blocks never yields.
             async with asyncio.timeout(timeout):

@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from forge_lsp.tools.base import ToolContext, ToolDefinition, ToolFailure, ToolOutput, obj, string
+from forge_lsp.tools.base import Implementation, ToolContext, ToolFailure, ToolOutput, obj, string
 
 
 async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
@@ -23,11 +23,8 @@ async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
     return ToolOutput(f"Removed {rel}", rel)
 
 
-TOOL = ToolDefinition(
-    name="remove",
+TOOL = Implementation(
     description="Delete a file of the workspace. The undo tool can restore it.",
     parameters=obj({"path": string("Path of the file to delete.")}, ["path"]),
     run=run,
-    path_arg="path",
-    changes_files=True,
 )

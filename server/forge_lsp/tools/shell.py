@@ -12,7 +12,7 @@ from typing import Any
 from forge_lsp.domain.config import ShellConfig
 from forge_lsp.patterns import UnsafePattern
 from forge_lsp.tools import sandbox
-from forge_lsp.tools.base import NobodyToAsk, ToolContext, ToolDefinition, ToolFailure, ToolOutput, obj, string
+from forge_lsp.tools.base import Implementation, NobodyToAsk, ToolContext, ToolFailure, ToolOutput, obj, string
 from forge_lsp.tools.cmdline import Analysis, Unanalysable, analyse, rule_matches
 from forge_lsp.tools.process import run_process, shell_argv
 from forge_lsp.tools.protect import Protection, disarm_new, restore
@@ -239,8 +239,7 @@ async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
     return ToolOutput(body)
 
 
-TOOL = ToolDefinition(
-    name="shell",
+TOOL = Implementation(
     description="Run a shell command (bash) in the workspace and return its exit code, stdout and stderr.",
     parameters=obj(
         {
@@ -252,5 +251,5 @@ TOOL = ToolDefinition(
         ["command"],
     ),
     run=run,
-    changes_files=True,
+    timeout=lambda config: config.shell_timeout() + 10,  # the shell's own timeout kills the command first
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from forge_lsp.tools.base import ToolContext, ToolDefinition, ToolFailure, ToolOutput, obj, string
+from forge_lsp.tools.base import Implementation, ToolContext, ToolFailure, ToolOutput, obj, string
 
 STATUSES = ("pending", "in_progress", "completed", "cancelled")
 
@@ -31,8 +31,7 @@ async def run_read(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
     return ToolOutput(render(ctx.todos))
 
 
-TODO_WRITE = ToolDefinition(
-    name="todo_write",
+TODO_WRITE = Implementation(
     description="Replace your todo list for this task. Statuses: pending, in_progress, completed, cancelled.",
     parameters=obj(
         {
@@ -49,8 +48,7 @@ TODO_WRITE = ToolDefinition(
     run=run_write,
 )
 
-TODO_READ = ToolDefinition(
-    name="todo_read",
+TODO_READ = Implementation(
     description="Show your current todo list.",
     parameters=obj({}, []),
     run=run_read,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from forge_lsp.tools.base import ToolContext, ToolDefinition, ToolFailure, ToolOutput, obj, string
+from forge_lsp.tools.base import Implementation, ToolContext, ToolFailure, ToolOutput, obj, string
 
 
 async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
@@ -26,11 +26,8 @@ async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
     return ToolOutput(f"Restored {rel} to its content before the last change", rel)
 
 
-TOOL = ToolDefinition(
-    name="undo",
+TOOL = Implementation(
     description="Undo the last write, patch or remove of a file made in this session.",
     parameters=obj({"path": string("Path of the file to restore.")}, ["path"]),
     run=run,
-    path_arg="path",
-    changes_files=True,
 )

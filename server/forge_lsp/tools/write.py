@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from forge_lsp.tools.base import ToolContext, ToolDefinition, ToolFailure, ToolOutput, boolean, check_text, obj, string
+from forge_lsp.tools.base import Implementation, ToolContext, ToolFailure, ToolOutput, boolean, check_text, obj, string
 
 
 async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
@@ -24,8 +24,7 @@ async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
     )
 
 
-TOOL = ToolDefinition(
-    name="write",
+TOOL = Implementation(
     description="Create a file with the given content. Overwriting an existing file needs overwrite=true.",
     parameters=obj(
         {
@@ -36,6 +35,4 @@ TOOL = ToolDefinition(
         ["file_path", "content"],
     ),
     run=run,
-    path_arg="file_path",
-    changes_files=True,
 )

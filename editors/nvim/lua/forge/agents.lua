@@ -105,16 +105,4 @@ function M.complete(arglead)
   return found
 end
 
-function M.create()
-  vim.api.nvim_create_user_command("ForgeAgent", function(o)
-    M.select(o.args)
-  end, {
-    nargs = "?",
-    complete = function(arglead)
-      return M.complete(arglead)
-    end,
-    desc = "Choose the Forge agent of this conversation (forge, muse, sage, ...)",
-  })
-end
-
 return M

@@ -268,54 +268,198 @@ local function no_args(fn)
   end
 end
 
+--- A user command's range as forge.run's opts take it.
+local function range_of(o)
+  return { range = o.range, line1 = o.line1, line2 = o.line2 }
+end
+
+--- The :Forge commands, one row each, from which come the user commands (M.create), the <Plug> mappings
+--- (M.create_plugs) and the Lua API (init.lua: `api` is the name require("forge") gives `fn`). A row:
+--- `name`, the user command; `command`, its body (the user command's opts in); `opts`, its
+--- nvim_create_user_command options; `plugs`, its <Plug>(forge-NAME) mappings ({mode, name, rhs, desc});
+--- `api` and `fn`, the Lua function that does what it does; `sends`, the server commands it sends
+--- (tests/nvim/test_nvim_command_table.py checks they are the server's, and that doc/forge.txt tells every
+--- command, mapping and function). Adding a command is a row here, and its help in doc/forge.txt.
+function M.table()
+  local actions = require("forge.actions")
+  local agents = require("forge.agents")
+  local slash = require("forge.slash")
+  return {
+    {
+      name = "ForgeRun",
+      command = function(o)
+        M.run(o.args, range_of(o))
+      end,
+      opts = { nargs = "*", range = true, desc = "Run the Forge agent with a prompt (on the selection, if any)" },
+      plugs = {
+        { "n", "run", "<Cmd>ForgeRun<CR>", "Forge: run a prompt (asked for)" },
+        -- From Visual mode ":" gives the selection as the range.
+        { "x", "run", ":ForgeRun<CR>", "Forge: run a prompt on the selection" },
+      },
+      api = "run",
+      fn = M.run,
+      sends = { "forge.run" },
+    },
+    {
+      name = "ForgeFix",
+      command = function(o)
+        actions.code_action(range_of(o))
+      end,
+      opts = { range = true, desc = "Code actions here with every source's diagnostics: Forge: Fix, Explain, Edit selection" },
+      plugs = {
+        { "n", "fix", "<Cmd>ForgeFix<CR>", "Forge: code actions on this line (every diagnostic)" },
+        { "x", "fix", ":ForgeFix<CR>", "Forge: code actions on the selection (Explain, Edit selection)" },
+      },
+      api = "code_action",
+      fn = actions.code_action,
+      sends = { "forge.run" },
+    },
+    {
+      name = "ForgeCommand",
+      command = function(o)
+        local name, args = o.args:match("^%s*(%S+)%s*(.-)%s*$")
+        slash.run(name, args, range_of(o))
+      end,
+      opts = {
+        nargs = "*",
+        range = true,
+        complete = slash.complete,
+        desc = "Run a Forge command (/review, /test, /explain, your own): :ForgeCommand name args",
+      },
+      plugs = { { "n", "command", "<Cmd>ForgeCommand<CR>", "Forge: run a command (picked)" } },
+      api = "command",
+      fn = slash.run,
+      sends = { "forge.listCommands", "forge.run" },
+    },
+    {
+      name = "ForgeContinue",
+      command = no_args(M.continue),
+      opts = { desc = "Continue the last interrupted Forge turn" },
+      plugs = { { "n", "continue", "<Cmd>ForgeContinue<CR>", "Forge: continue the interrupted turn" } },
+      api = "continue",
+      fn = M.continue,
+      sends = { "forge.run" },
+    },
+    {
+      name = "ForgeCancel",
+      command = no_args(M.cancel),
+      opts = { desc = "Cancel the running Forge turn" },
+      plugs = { { "n", "cancel", "<Cmd>ForgeCancel<CR>", "Forge: cancel the running turn" } },
+      api = "cancel",
+      fn = M.cancel,
+      sends = { "forge.cancel" },
+    },
+    {
+      name = "ForgeStatus",
+      command = no_args(M.status),
+      opts = { desc = "Show Forge status" },
+      plugs = { { "n", "status", "<Cmd>ForgeStatus<CR>", "Forge: status" } },
+      api = "status",
+      fn = M.status,
+      sends = { "forge.status" },
+    },
+    {
+      name = "ForgeConfig",
+      command = no_args(M.show_config),
+      opts = { desc = "Show Forge's effective config and sources" },
+      plugs = { { "n", "config", "<Cmd>ForgeConfig<CR>", "Forge: show the config" } },
+      api = "show_config",
+      fn = M.show_config,
+      sends = { "forge.showConfig" },
+    },
+    {
+      name = "ForgeNew",
+      command = no_args(M.new_conversation),
+      opts = { desc = "Start a new Forge conversation" },
+      plugs = { { "n", "new", "<Cmd>ForgeNew<CR>", "Forge: new conversation" } },
+      api = "new_conversation",
+      fn = M.new_conversation,
+      sends = { "forge.newConversation" },
+    },
+    {
+      name = "ForgeConversations",
+      command = no_args(M.conversations),
+      opts = { desc = "Pick a Forge conversation to continue" },
+      plugs = { { "n", "conversations", "<Cmd>ForgeConversations<CR>", "Forge: pick a conversation" } },
+      api = "conversations",
+      fn = M.conversations,
+      sends = { "forge.listConversations", "forge.openConversation" },
+    },
+    {
+      name = "ForgeAgent",
+      command = function(o)
+        agents.select(o.args)
+      end,
+      opts = {
+        nargs = "?",
+        complete = function(arglead)
+          return agents.complete(arglead)
+        end,
+        desc = "Choose the Forge agent of this conversation (forge, muse, sage, ...)",
+      },
+      plugs = { { "n", "agent", "<Cmd>ForgeAgent<CR>", "Forge: choose the agent" } },
+      api = "set_agent",
+      fn = agents.select,
+      sends = { "forge.listAgents", "forge.setAgent" },
+    },
+    {
+      name = "ForgeUndoTurn",
+      command = function(o)
+        M.undo_turn(o.args)
+      end,
+      opts = { nargs = "?", desc = "Undo the files the last Forge turn (or turn ID) changed" },
+      plugs = { { "n", "undo-turn", "<Cmd>ForgeUndoTurn<CR>", "Forge: undo the last turn's file changes" } },
+      api = "undo_turn",
+      fn = M.undo_turn,
+      sends = { "forge.undoTurn" },
+    },
+    {
+      name = "ForgeLog",
+      command = no_args(log.open),
+      opts = { desc = "Open the Forge event log" },
+      plugs = { { "n", "log", "<Cmd>ForgeLog<CR>", "Forge: open the log" } },
+      api = "open_log",
+      fn = log.open,
+      sends = {},
+    },
+    {
+      name = "ForgeTrust",
+      command = no_args(M.trust),
+      opts = { desc = "Trust this workspace's .forge.toml and .forge/ (forge.trust)" },
+      plugs = { { "n", "trust", "<Cmd>ForgeTrust<CR>", "Forge: trust this workspace" } },
+      api = "trust",
+      fn = M.trust,
+      sends = { "forge.trust" },
+    },
+    {
+      name = "ForgeMcp",
+      command = mcp.command,
+      opts = { nargs = "*", complete = mcp.complete, desc = "List Forge's MCP servers (restart NAME restarts one)" },
+      plugs = { { "n", "mcp", "<Cmd>ForgeMcp<CR>", "Forge: MCP servers" } },
+      api = "mcp_servers",
+      fn = mcp.show,
+      sends = { "forge.mcpServers", "forge.restartMcpServer" },
+    },
+  }
+end
+
 --- The :Forge* commands (plugin/forge.lua defines them at startup; they need no setup()).
 function M.create()
-  local create = vim.api.nvim_create_user_command
-  create("ForgeRun", function(o)
-    M.run(o.args, { range = o.range, line1 = o.line1, line2 = o.line2 })
-  end, { nargs = "*", range = true, desc = "Run the Forge agent with a prompt (on the selection, if any)" })
-  create("ForgeFix", function(o)
-    require("forge.actions").code_action({ range = o.range, line1 = o.line1, line2 = o.line2 })
-  end, { range = true, desc = "Code actions here with every source's diagnostics: Forge: Fix, Explain, Edit selection" })
-  create("ForgeContinue", no_args(M.continue), { desc = "Continue the last interrupted Forge turn" })
-  create("ForgeCancel", no_args(M.cancel), { desc = "Cancel the running Forge turn" })
-  create("ForgeStatus", no_args(M.status), { desc = "Show Forge status" })
-  create("ForgeConfig", no_args(M.show_config), { desc = "Show Forge's effective config and sources" })
-  create("ForgeNew", no_args(M.new_conversation), { desc = "Start a new Forge conversation" })
-  create("ForgeConversations", no_args(M.conversations), { desc = "Pick a Forge conversation to continue" })
-  create("ForgeUndoTurn", function(o)
-    M.undo_turn(o.args)
-  end, { nargs = "?", desc = "Undo the files the last Forge turn (or turn ID) changed" })
-  create("ForgeLog", no_args(log.open), { desc = "Open the Forge event log" })
-  create("ForgeTrust", no_args(M.trust), { desc = "Trust this workspace's .forge.toml and .forge/ (forge.trust)" })
-  create("ForgeMcp", mcp.command, { nargs = "*", complete = mcp.complete, desc = "List Forge's MCP servers (restart NAME restarts one)" })
-  require("forge.slash").create()
-  require("forge.agents").create()
+  for _, row in ipairs(M.table()) do
+    vim.api.nvim_create_user_command(row.name, row.command, row.opts)
+  end
   M.create_plugs()
   require("forge.actions").register()
 end
 
 --- <Plug>(forge-...) mappings, one per command, for keymaps of one's own (and which-key).
 function M.create_plugs()
-  local function plug(modes, name, rhs, desc)
-    vim.keymap.set(modes, "<Plug>(forge-" .. name .. ")", rhs, { silent = true, desc = desc })
+  for _, row in ipairs(M.table()) do
+    for _, plug in ipairs(row.plugs) do
+      local mode, name, rhs, desc = unpack(plug)
+      vim.keymap.set(mode, "<Plug>(forge-" .. name .. ")", rhs, { silent = true, desc = desc })
+    end
   end
-  plug("n", "run", "<Cmd>ForgeRun<CR>", "Forge: run a prompt (asked for)")
-  -- From Visual mode ":" gives the selection as the range.
-  plug("x", "run", ":ForgeRun<CR>", "Forge: run a prompt on the selection")
-  plug("n", "fix", "<Cmd>ForgeFix<CR>", "Forge: code actions on this line (every diagnostic)")
-  plug("x", "fix", ":ForgeFix<CR>", "Forge: code actions on the selection (Explain, Edit selection)")
-  plug("n", "cancel", "<Cmd>ForgeCancel<CR>", "Forge: cancel the running turn")
-  plug("n", "continue", "<Cmd>ForgeContinue<CR>", "Forge: continue the interrupted turn")
-  plug("n", "status", "<Cmd>ForgeStatus<CR>", "Forge: status")
-  plug("n", "log", "<Cmd>ForgeLog<CR>", "Forge: open the log")
-  plug("n", "new", "<Cmd>ForgeNew<CR>", "Forge: new conversation")
-  plug("n", "conversations", "<Cmd>ForgeConversations<CR>", "Forge: pick a conversation")
-  plug("n", "config", "<Cmd>ForgeConfig<CR>", "Forge: show the config")
-  plug("n", "undo-turn", "<Cmd>ForgeUndoTurn<CR>", "Forge: undo the last turn's file changes")
-  plug("n", "trust", "<Cmd>ForgeTrust<CR>", "Forge: trust this workspace")
-  plug("n", "mcp", "<Cmd>ForgeMcp<CR>", "Forge: MCP servers")
-  plug("n", "agent", "<Cmd>ForgeAgent<CR>", "Forge: choose the agent")
 end
 
 return M

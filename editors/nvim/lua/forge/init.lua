@@ -6,7 +6,6 @@ local clients = require("forge.client")
 local commands = require("forge.commands")
 local config = require("forge.config")
 local events = require("forge.events")
-local log = require("forge.log")
 local roots = require("forge.roots")
 
 local M = {}
@@ -34,22 +33,12 @@ end
 
 M.statusline = events.statusline
 
--- What the :Forge commands do; each takes, last, an optional callback with the server's answer.
-M.run = commands.run
-M.cancel = commands.cancel
-M.continue = commands.continue
-M.status = commands.status
-M.new_conversation = commands.new_conversation
-M.conversations = commands.conversations
-M.show_config = commands.show_config
-M.trust = commands.trust
-M.undo_turn = commands.undo_turn
-M.code_action = actions.code_action
+-- What the :Forge commands do (each its row of the command table: forge.commands.table()); each takes,
+-- last, an optional callback with the server's answer.
+for _, row in ipairs(commands.table()) do
+  M[row.api] = row.fn
+end
 M.diagnostics = actions.diagnostics
-M.command = require("forge.slash").run
-M.set_agent = require("forge.agents").select
-M.open_log = log.open
-M.mcp_servers = require("forge.mcp").show
 M.restart_mcp_server = require("forge.mcp").restart
 M.create_commands = commands.create
 

@@ -122,18 +122,4 @@ function M.run(name, args, opts, on_result)
   end, bufnr)
 end
 
---- :ForgeCommand [name [args]] (on the selection, if any).
-function M.create()
-  vim.api.nvim_create_user_command("ForgeCommand", function(o)
-    local name, args = o.args:match("^%s*(%S+)%s*(.-)%s*$")
-    M.run(name, args, { range = o.range, line1 = o.line1, line2 = o.line2 })
-  end, {
-    nargs = "*",
-    range = true,
-    complete = M.complete,
-    desc = "Run a Forge command (/review, /test, /explain, your own): :ForgeCommand name args",
-  })
-  vim.keymap.set("n", "<Plug>(forge-command)", "<Cmd>ForgeCommand<CR>", { silent = true, desc = "Forge: run a command (picked)" })
-end
-
 return M

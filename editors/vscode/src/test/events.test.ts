@@ -34,8 +34,15 @@ test("the chat's view of events: text as markdown, calls and retries as progress
   assert.deepEqual(chatParts({ type: "assistantText", turnId: "t", text: "Hi" }), [{ kind: "markdown", text: "Hi" }]);
   assert.deepEqual(chatParts({ type: "toolCallStarted", turnId: "t", tool: "shell", title: "shell: pytest" }), [{ kind: "progress", text: "shell: pytest" }]);
   assert.deepEqual(chatParts({ type: "retry", turnId: "t", tool: "shell", attemptsLeft: 2, limit: 3 }), [{ kind: "progress", text: "retry 2/3 shell" }]);
-  assert.deepEqual(chatParts({ type: "toolCallFinished", turnId: "t", tool: "write", ok: true, path: "a.md" }), [{ kind: "reference", path: "a.md" }]);
-  assert.deepEqual(chatParts({ type: "toolCallFinished", turnId: "t", tool: "write", ok: false, path: "a.md" }), []);
+  assert.deepEqual(chatParts({ type: "toolCallFinished", turnId: "t", tool: "write", kind: "edit", ok: true, path: "a.md" }), [{ kind: "reference", path: "a.md" }]);
+  assert.deepEqual(chatParts({ type: "toolCallFinished", turnId: "t", tool: "remove", kind: "delete", ok: true, path: "a.md" }), [{ kind: "reference", path: "a.md" }]);
+  assert.deepEqual(chatParts({ type: "toolCallFinished", turnId: "t", tool: "write", kind: "edit", ok: false, path: "a.md" }), []);
+  assert.deepEqual(chatParts({ type: "toolCallFinished", turnId: "t", tool: "read", kind: "read", ok: true, path: "a.md" }), []);
+  // The kind, not the name, says it: a tool the editor has never heard of that edits is shown, a "write" that reads is not.
+  assert.deepEqual(chatParts({ type: "toolCallFinished", turnId: "t", tool: "rename", kind: "edit", ok: true, path: "b.md" }), [{ kind: "reference", path: "b.md" }]);
+  assert.deepEqual(chatParts({ type: "toolCallFinished", turnId: "t", tool: "write", kind: "other", ok: true, path: "a.md" }), []);
+  // A server older than the kind field: its file tools by name.
+  assert.deepEqual(chatParts({ type: "toolCallFinished", turnId: "t", tool: "undo", ok: true, path: "a.md" }), [{ kind: "reference", path: "a.md" }]);
   assert.deepEqual(chatParts({ type: "toolCallFinished", turnId: "t", tool: "read", ok: true, path: "a.md" }), []);
   assert.deepEqual(chatParts({ type: "interrupt", turnId: "t", message: "limit (3) reached" }), [{ kind: "interrupt", message: "limit (3) reached" }]);
   assert.deepEqual(chatParts({ type: "turnFinished", turnId: "t", status: "completed" }), []);
