@@ -540,7 +540,7 @@ def test_a_client_that_stops_reading_a_full_pipe_does_not_leave_the_agent_hangin
         while time.monotonic() < deadline:  # until the replies stop: the pipe is full, the writer paused
             time.sleep(1)
             now = log.read_bytes().count(b"refused a message")
-            if now == seen:
+            if now == seen and now > 0:  # (none yet: the agent is still starting, slow on a busy machine)
                 break
             seen = now
         assert 0 < seen < 5000

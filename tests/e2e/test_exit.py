@@ -22,6 +22,16 @@ def frame(message: dict[str, Any]) -> bytes:
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
+def read_message(stream: Any) -> dict[str, Any]:
+    """The next message the server wrote (Content-Length framing)."""
+    length = 0
+    while (line := stream.readline()) not in (b"\r\n", b""):
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":", 1)[1])
+    message: dict[str, Any] = json.loads(stream.read(length))
+    return message
+
+
 def session(ws: Path, shutdown: bool) -> bytes:
     init = {"id": 1, "method": "initialize", "params": {"processId": None, "rootUri": ws.as_uri(), "capabilities": {}}}
     out = frame(init) + frame({"method": "initialized", "params": {}})
@@ -119,22 +129,25 @@ def test_the_server_exits_once_the_editors_process_is_gone(ws: Path) -> None:
     """initialize's processId names the editor: once that process is gone, forge-lsp exits even while its
     input stays open (an editor that quit while the server was still stopping could leave it behind, and
     its MCP servers with it)."""
-    editor = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.5)"])
+    editor = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     init = {"id": 1, "method": "initialize", "params": {"processId": editor.pid, "rootUri": ws.as_uri(), "capabilities": {}}}
     proc = subprocess.Popen(
         [sys.executable, "-m", "forge_lsp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV
     )
     try:
-        assert proc.stdin is not None
+        assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write(frame(init) + frame({"method": "initialized", "params": {}}))
         proc.stdin.flush()  # and kept open: only the editor's process ends
+        assert read_message(proc.stdout)["id"] == 1  # initialize answered: the server watches the editor now
         time.sleep(0.5)
         assert proc.poll() is None, "exited while the editor still ran"
+        editor.kill()  # the editor goes (events, not clocks: it lived until the server knew of it)
         editor.wait()
-        started = time.monotonic()
-        code = proc.wait(15)
-        assert code == 0 and time.monotonic() - started < 10, (code, time.monotonic() - started)
+        assert proc.wait(60) == 0
     finally:
+        if editor.poll() is None:
+            editor.kill()
+            editor.wait()
         if proc.poll() is None:
             proc.kill()
             proc.wait()

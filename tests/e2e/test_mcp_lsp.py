@@ -118,7 +118,9 @@ async def test_a_silent_server_is_reported_within_the_timeout_and_the_turn_runs(
     write_script(ws, call("mcp_time_get_current_time", timezone="UTC"), {"text": "done anyway"})
     started = time.monotonic()
     result = await command(client, "forge.run", {"prompt": "go"})
-    assert time.monotonic() - started < 8
+    # The silent server never answers: the turn went on after its 2 s (a margin for a busy machine, where the time
+    # server's own start takes seconds; without the timeout the turn would wait until the test's).
+    assert time.monotonic() - started < 30
     assert result["status"] == "completed" and result["failures"] == 0
     shown = [m.message for m in client.messages if "MCP server silent" in m.message]
     assert shown == [
