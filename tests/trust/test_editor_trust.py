@@ -224,7 +224,7 @@ def test_a_definitions_own_script_changed_by_a_pull_is_not_played(
     (workspace / ".forge" / f"{name}.json").write_text(evil(marker))  # a pull changes the script alone
     done = subprocess.run([*SERVER, "run", "-w", str(workspace), *args], capture_output=True, text=True, env=env, timeout=90)
     assert not marker.exists(), f"the changed script of the {kind} ran"
-    assert done.returncode != 0 and "changed since you trusted it" in done.stderr, done.stderr
+    assert done.returncode != 0 and "changed since you trusted it" in done.stderr, done.stderr  # why it is ignored
     record_reliability(
         f"attack: a pull changes the script a workspace {kind} names",
         f"trusted; .forge/{'agents/helper' if kind == 'agent' else 'commands/fix'}.md has model: scripted/"

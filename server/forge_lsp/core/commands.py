@@ -172,10 +172,11 @@ class Commands:
         """The commands' names, "/a, /b, /c", for messages."""
         return ", ".join(f"/{name}" for name in sorted(self.by_name))
 
-    def expand(self, prompt: str, templates: TemplateEngine) -> Expansion:
+    def expand(self, prompt: str, templates: TemplateEngine, changed: bool = False) -> Expansion:
         """What prompt runs: a command's rendered body, or the prompt itself.
 
-        UnknownCommand for "/name" that names no command; BadPrompt when the body does not render
+        UnknownCommand for "/name" that names no command (changed: the workspace was trusted and its files changed
+        since, which the message of an ignored workspace command says); BadPrompt when the body does not render
         (a missing variable: the message names it and the file)."""
         if prompt.startswith("//") and split_invocation(prompt[1:]) is not None:
             return Expansion(prompt[1:])
@@ -187,7 +188,11 @@ class Commands:
         if command is None and name in self.untrusted:
             raise UnknownCommand(
                 f"/{name} is this workspace's command ({WORKSPACE_DIR.as_posix()}/{self.untrusted[name].name}), "
-                "ignored because the workspace is not trusted; trust it to run it"
+                + (
+                    "ignored because the workspace's files changed since you trusted it; trust it again to run it"
+                    if changed
+                    else "ignored because the workspace is not trusted; trust it to run it"
+                )
             )
         if command is None:
             raise UnknownCommand(

@@ -21,7 +21,7 @@ from typing import Any
 from forge_lsp.agents import LoadedAgents, load_agents, user_agents_dir
 from forge_lsp.config import UNTRUSTED, ConfigLoader, ConfigProblem, EffectiveConfig
 from forge_lsp.core import prompts
-from forge_lsp.core.commands import Commands, Expansion
+from forge_lsp.core.commands import Commands, Expansion, UnknownCommand
 from forge_lsp.core.errors import NoModel, TurnInProgress, UnknownAgent, check_prompt
 from forge_lsp.core.orchestrator import Emit, Orchestrator, TurnRequest
 from forge_lsp.core.running import RunningCall
@@ -488,7 +488,12 @@ class WorkspaceRuntime:
         """What a prompt runs: a /command's prompt (with its agent and model), or the prompt itself.
 
         UnknownCommand (a BadPrompt) for a /name no command has; BadPrompt when its template fails."""
-        return self.commands.expand(prompt, self.templates)
+        try:
+            return self.commands.expand(prompt, self.templates)
+        except UnknownCommand:
+            if self.trust_state() != "changed":
+                raise
+            return self.commands.expand(prompt, self.templates, changed=True)  # raises, saying why it is ignored
 
     @property
     def running(self) -> bool:
