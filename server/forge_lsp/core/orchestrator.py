@@ -52,6 +52,7 @@ from forge_lsp.domain.messages import (
     ToolCall,
     ToolResult,
     Usage,
+    describe,
 )
 from forge_lsp.domain.ports import HistoryPort, ModelPort, TemplatePort, ToolPort
 from forge_lsp.domain.retry import UNSENT, ModelError, total_budget_s, with_retry
@@ -78,16 +79,6 @@ def tool_call_error(cause: str, reflection: str) -> str:
 def with_notice(output: str, notice: str) -> str:
     """A failed output with its retry notice appended."""
     return f"{output}\n<retry>{notice}</retry>"
-
-
-def describe(call: ToolCall) -> str:
-    """A short title for progress: 'shell: pytest', 'read: src/a.py'."""
-    args = call.arguments or {}
-    for key in ("command", "file_path", "path", "pattern", "url", "question"):
-        value = args.get(key)
-        if isinstance(value, str) and value.strip():
-            return f"{call.name}: {value.strip().splitlines()[0][:80]}"
-    return call.name
 
 
 class _Streamed:

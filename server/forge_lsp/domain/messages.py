@@ -40,6 +40,16 @@ class ToolCall:
         }
 
 
+def describe(call: ToolCall) -> str:
+    """A short title for progress: 'shell: pytest', 'read: src/a.py'."""
+    args = call.arguments or {}
+    for key in ("command", "file_path", "path", "pattern", "url", "question"):
+        value = args.get(key)
+        if isinstance(value, str) and value.strip():
+            return f"{call.name}: {value.strip().splitlines()[0][:80]}"
+    return call.name
+
+
 @dataclass(frozen=True)
 class ToolResult:
     """The outcome of one tool call; ``is_error`` marks a failure."""
