@@ -47,7 +47,7 @@ from acp.schema import (
 
 from forge_lsp import __version__
 from forge_lsp.acp.client_files import ClientFiles
-from forge_lsp.acp.commands import commands_update, expand_prompt
+from forge_lsp.acp.commands import commands_update, split_prompt
 from forge_lsp.acp.conversions import (
     ALLOW_ALWAYS,
     ALLOW_ONCE,
@@ -66,6 +66,7 @@ from forge_lsp.acp.mcp import SessionServers
 from forge_lsp.acp.session import AcpSession
 from forge_lsp.acp.transport import serve_stdio
 from forge_lsp.core.errors import BadPrompt, EmptyPrompt, NoModel, TurnInProgress, UnknownAgent, check_prompt
+from forge_lsp.core.pipeline import PromptRequest, TurnRunning
 from forge_lsp.core.session import Session
 from forge_lsp.core.workspaces import Workspaces
 from forge_lsp.domain.events import (
@@ -290,10 +291,20 @@ class ForgeAgent:
             raise invalid_params("the prompt has no text") from None
         except BadPrompt as exc:
             raise invalid_params(str(exc)) from None
+        # A client may send the next prompt before the cancelled one answered: wait until that turn has ended,
+        # its workspace's turn lock released too (the turn's task is done a moment before).
+        ended = self.unwinding.get(runtime.root)
+        if ended is not None and not ended.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(ended.wait(), UNWIND_WAIT_S)
+        self.unwinding.pop(runtime.root, None)
         if runtime.refresh_trust() and not runtime.trusted:  # a trust-relevant file changed since the file check
             self.trust_lost(runtime)
+        words, attached = split_prompt(prompt)
         try:
-            expansion = expand_prompt(runtime, prompt)  # "/name args": the command's prompt
+            accepted = runtime.accept(PromptRequest(words, attached=attached, session=session.core))
+        except TurnRunning:
+            return await self.refuse(session, TurnInProgress(f"a turn is already running in {runtime.root}; cancel it first"))
         except BadPrompt as exc:  # an unknown command, a template that fails: said in the chat, the turn ends
             return await self.refuse(session, exc)
         # No ACP client shows the agent's log: a bad key in the user's config.toml or the workspace's is said in
@@ -319,15 +330,6 @@ class ForgeAgent:
                     f"{ignored}. `forge-lsp trust {runtime.root}` trusts it.)\n\n"
                 ),
             )
-        # A client may send the next prompt before the cancelled one answered: wait until that turn has ended,
-        # its workspace's turn lock released too (the turn's task is done a moment before).
-        ended = self.unwinding.get(runtime.root)
-        if ended is not None and not ended.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(ended.wait(), UNWIND_WAIT_S)
-        self.unwinding.pop(runtime.root, None)
-        if runtime.running:
-            return await self.refuse(session, TurnInProgress(f"a turn is already running in {runtime.root}; cancel it first"))
         if told := await self.start_mcp(session):
             await self.update(session_id, update_agent_message_text(told))
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
@@ -340,9 +342,7 @@ class ForgeAgent:
         refusal: TurnInProgress | NoModel | None = None
         session.prompting = True
         try:
-            summary: TurnSummary = await runtime.run(
-                expansion.prompt, emit, expansion.model, session=session.core, agent=expansion.agent
-            )
+            summary: TurnSummary = await runtime.prompt(accepted, emit)
         except (TurnInProgress, NoModel) as exc:
             refusal = exc
         finally:

@@ -11,6 +11,7 @@ from forge_lsp.cli.exit_codes import EXIT_CODES, EXIT_FAILED, EXIT_USAGE
 from forge_lsp.cli.parser import UsageError
 from forge_lsp.core.errors import BadPrompt, EmptyPrompt, NoModel, TurnInProgress, UnknownAgent
 from forge_lsp.core.errors import check_prompt as core_check_prompt
+from forge_lsp.core.pipeline import ArgsWithoutCommand, PromptRequest, with_args
 from forge_lsp.render import EventPrinter, say
 
 if TYPE_CHECKING:
@@ -51,15 +52,13 @@ async def run_headless(
     runtime.wording = TERMINAL
     runtime.on_notice = lambda message: say(sys.stderr, message)
     try:
-        if agent is not None:
-            runtime.agent(agent)
+        # "/name args": the command's prompt. An unknown /name is a mistake in the command line: said alone,
+        # before what the workspace's config says.
+        accepted = runtime.accept(PromptRequest(prompt, model=model, agent=agent))
         if new:
             runtime.new_conversation()
         elif conversation is not None:
             runtime.open_conversation(find_conversation(runtime.list_conversations(), conversation, runtime.root, workspace))
-        # "/name args": the command's prompt. An unknown /name is a mistake in the command line: said alone,
-        # before what the workspace's config says.
-        expansion = runtime.expand_command(prompt)
     except UnknownAgent as exc:
         runtime.close()
         raise UsageError(f"--agent: {exc}") from None
@@ -78,9 +77,7 @@ async def run_headless(
         say(sys.stderr, untrusted_line(runtime.root, workspace, ignored, runtime.trust_state() == "changed", refused is None))
     printer = EventPrinter(out)
     try:
-        summary = await runtime.run(
-            expansion.prompt, lambda e: printer(e.to_dict()), model or expansion.model, agent=agent or expansion.agent
-        )
+        summary = await runtime.prompt(accepted, lambda e: printer(e.to_dict()))
     except TurnInProgress as exc:
         say(sys.stderr, f"forge-lsp: {exc}")
         return EXIT_FAILED
@@ -141,11 +138,10 @@ def find_conversation(listed: list[dict[str, Any]], wanted: str, root: Path, wor
 def command_line(prompt: str, words: Sequence[str]) -> str:
     """`forge-lsp run /name ARG...`: the command and its arguments as one prompt; UsageError for words after a
     prompt that is not a /command (a prompt of several words is quoted)."""
-    from forge_lsp.core.commands import split_invocation
-
-    if split_invocation(prompt) is None:
-        raise UsageError(f'put the prompt in quotes: forge-lsp run "{prompt} {" ".join(words)}"')
-    return " ".join([prompt, *words])
+    try:
+        return with_args(prompt, list(words))
+    except ArgsWithoutCommand:
+        raise UsageError(f'put the prompt in quotes: forge-lsp run "{prompt} {" ".join(words)}"') from None
 
 
 def read_prompt(stdin: TextIO) -> str:

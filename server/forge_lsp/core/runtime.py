@@ -1,8 +1,8 @@
 """One workspace's agent, the façade every frontend drives: config, trust, templates, state and
 tools wired to the orchestrator, one turn at a time, for any of the workspace's sessions.
 
-The language server, the ACP agent and the CLI all run turns through this (run(..., session=));
-none constructs an orchestrator or touches the state store itself. Each part owns its own state:
+The language server, the ACP agent and the CLI all run turns through this: accept(PromptRequest) and
+prompt(accepted, emit) (core/pipeline.py); none constructs an orchestrator or touches the state store itself. Each part owns its own state:
 trust (core/trust_state.py), the definitions in force: config, templates, agents, commands, MCP servers
 (core/definitions.py), the conversations and their store (core/conversations.py), the turn (core/turn.py)
 and a turn's tool port (core/tool_port.py).
@@ -26,6 +26,7 @@ from forge_lsp.core.definitions import UNTRUSTED_MCP_REASON as UNTRUSTED_MCP_REA
 from forge_lsp.core.definitions import Definitions
 from forge_lsp.core.errors import TurnInProgress
 from forge_lsp.core.orchestrator import Emit
+from forge_lsp.core.pipeline import Accepted, PromptRequest, accept, run
 from forge_lsp.core.running import RunningCall
 from forge_lsp.core.session import Ask, Session, deny_all
 from forge_lsp.core.tool_port import BoundTools as BoundTools
@@ -320,6 +321,14 @@ class WorkspaceRuntime:
     def last_usage(self) -> Usage | None:
         """The last turn's tokens and cost (forge.status usage.lastTurn)."""
         return self.turns.last_usage
+
+    def accept(self, request: PromptRequest) -> Accepted:
+        """A prompt checked, its /command expanded, no turn running here: see core/pipeline.py accept."""
+        return accept(self, request)
+
+    async def prompt(self, accepted: Accepted, emit: Emit) -> TurnSummary:
+        """Run an accepted prompt, its events to emit in order: see core/pipeline.py run."""
+        return await run(self, accepted, emit)
 
     async def run(
         self,
