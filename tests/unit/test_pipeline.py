@@ -88,3 +88,18 @@ async def test_a_request_runs_its_commands_prompt_in_the_sessions_conversation(w
         assert users == ["Plan the release."]
     finally:
         runtime.close()
+
+
+def test_the_frontends_ports_are_given_as_it_opens_the_workspace(workspace: Path, tmp_path: Path) -> None:
+    from forge_lsp.core.wording import TERMINAL
+
+    (tmp_path / "secret.md").write_text("not the workspace's")
+    (workspace / "AGENTS.md").symlink_to(tmp_path / "secret.md")
+    notices: list[str] = []
+    runtime = WorkspaceRuntime(workspace, wording=TERMINAL, on_notice=notices.append)
+    try:
+        assert runtime.instructions() == ""
+        assert notices and notices[0].startswith("forge-lsp: AGENTS.md is not used: it points outside the workspace")
+        assert "--model MODEL on the command line" in runtime.no_model_message()
+    finally:
+        runtime.close()

@@ -130,15 +130,16 @@ class ForgeAgent:
         from forge_lsp.core.runtime import WorkspaceRuntime
         from forge_lsp.core.wording import ACP as ACP_WORDING
 
-        runtime = WorkspaceRuntime(root)  # trusted only if the user's trust store says so
-        runtime.wording = ACP_WORDING
-        runtime.on_notice = lambda message: log.warning("%s", message)
         # A failure of one of the workspace's own MCP servers is said in the chat of the prompt that started them.
         untold = self.mcp_untold.setdefault(root, [])
-        runtime.on_mcp_failure = lambda spec, reason: untold.append(
-            (spec.name, f"MCP server {spec.name} failed: {reason} ({spec.where()}); its tools are not available")
+        return WorkspaceRuntime(  # trusted only if the user's trust store says so
+            root,
+            wording=ACP_WORDING,
+            on_notice=lambda message: log.warning("%s", message),
+            on_mcp_failure=lambda spec, reason: untold.append(
+                (spec.name, f"MCP server {spec.name} failed: {reason} ({spec.where()}); its tools are not available")
+            ),
         )
-        return runtime
 
     def adopt(self, core: Session, runtime: WorkspaceRuntime) -> AcpSession:
         """A core session becomes this client's: its files through the client's fs/*, its questions as

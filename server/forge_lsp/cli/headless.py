@@ -47,10 +47,15 @@ async def run_headless(
     # a confirm rule asks the user at the terminal, when there is one (else the call fails: nobody can be asked)
     ask = terminal_ask()
     files = TerminalReviewFiles(workspace.resolve(), ask, lambda: runtime.config.max_file_size_bytes)
-    runtime = WorkspaceRuntime(workspace, trusted=True if trusted else None, ask=ask, files=files)
+    runtime = WorkspaceRuntime(
+        workspace,
+        trusted=True if trusted else None,
+        ask=ask,
+        files=files,
+        wording=TERMINAL,
+        on_notice=lambda message: say(sys.stderr, message),
+    )
     files.edit_review = lambda: runtime.config.edit_review  # edit_review = "confirm": each edit asked at the terminal
-    runtime.wording = TERMINAL
-    runtime.on_notice = lambda message: say(sys.stderr, message)
     try:
         # "/name args": the command's prompt. An unknown /name is a mistake in the command line: said alone,
         # before what the workspace's config says.

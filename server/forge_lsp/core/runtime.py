@@ -36,7 +36,7 @@ from forge_lsp.core.turn import MAX_INSTRUCTIONS_BYTES as MAX_INSTRUCTIONS_BYTES
 from forge_lsp.core.turn import MAX_INSTRUCTIONS_CHARS as MAX_INSTRUCTIONS_CHARS
 from forge_lsp.core.turn import UNDO_HINT as UNDO_HINT
 from forge_lsp.core.turn import Turns
-from forge_lsp.core.wording import GENERIC
+from forge_lsp.core.wording import GENERIC, Wording
 from forge_lsp.domain.agents import DEFAULT_AGENT, Agent
 from forge_lsp.domain.config import ForgeConfig
 from forge_lsp.domain.events import TurnSummary
@@ -68,22 +68,29 @@ class WorkspaceRuntime:
         trusted: bool | None = None,
         trust_store: TrustStore | None = None,
         editor_trust: EditorTrust | None = None,
+        wording: Wording = GENERIC,
+        on_notice: Callable[[str], None] = log.warning,
+        on_mcp_failure: Callable[[ServerSpec, str], None] | None = None,
     ) -> None:
         """trusted: the user's word for this process alone (`run --trust`), not recorded; None asks the
         user's trust store (`forge-lsp trust DIR`, forge.trust). editor_trust: the editor's own word (VS Code's
         workspace.isTrusted, Neovim's vim.secure of .forge.toml), recorded where it covers every trust-relevant
-        file and the user has decided nothing here (TrustStore.adopt); the store decides from then on."""
+        file and the user has decided nothing here (TrustStore.adopt); the store decides from then on.
+
+        The frontend's ports, given as it opens the workspace: wording (how it names its ways to trust and to
+        set the model), on_notice (state problems the user should see), on_mcp_failure (once per failure of an
+        MCP server; None: said through on_notice)."""
         self.root = root.resolve()
         self.workspace = Workspace(self.root)
         self.session = Session(None, files or DiskFiles(), ask)
         """The workspace's own session: its current conversation (the language server's, the CLI's)."""
         self.sleep = sleep
-        self.wording = GENERIC
-        """How the client names its ways to trust and to set the model (the language server sets it)."""
-        self.on_notice: Callable[[str], None] = log.warning
+        self.wording = wording
+        """How the client names its ways to trust and to set the model."""
+        self.on_notice = on_notice
         """Told about state problems the user should see (a state file moved aside); the server shows them."""
-        self.on_mcp_failure: Callable[[ServerSpec, str], None] = lambda spec, reason: self.on_notice(
-            f"forge-lsp: MCP server {spec.name} failed: {reason} ({spec.where()})"
+        self.on_mcp_failure: Callable[[ServerSpec, str], None] = on_mcp_failure or (
+            lambda spec, reason: self.on_notice(f"forge-lsp: MCP server {spec.name} failed: {reason} ({spec.where()})")
         )
         """Told once per failure of an MCP server (the server shows it and puts it on the entry)."""
         self.loader = ConfigLoader(self.root, user_config)
