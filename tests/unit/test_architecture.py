@@ -57,6 +57,28 @@ def test_frontends_do_not_import_each_other() -> None:
                 assert not name.startswith(forbidden), f"{frontend}/{f.name} imports {name}"
 
 
+TURN_POLICY = ("forge_lsp.core.orchestrator", "forge_lsp.domain.tracker", "forge_lsp.core.commands")
+"""The turn loop, the failure tracker and the /command expander: the core's prompt pipeline uses them."""
+
+
+def test_frontends_leave_the_turn_to_the_core_pipeline() -> None:
+    """lsp/, acp/ and cli/ only translate (core/pipeline.py: PromptRequest in, events out): none imports the
+    orchestrator, the tracker or the command expander, even lazily or for types, nor expands a /command itself."""
+    for frontend in ("lsp", "acp", "cli"):
+        files = list((PACKAGE / frontend).rglob("*.py"))
+        assert files
+        for f in files:
+            for name in imports(f):
+                assert not name.startswith(TURN_POLICY), f"{frontend}/{f.name} imports {name}"
+            assert "expand_command(" not in f.read_text(), f"{frontend}/{f.name} expands a /command itself"
+
+
+def test_the_turn_policy_check_sees_a_lazy_import(tmp_path: Path) -> None:
+    module = tmp_path / "handler.py"
+    module.write_text("def run():\n    from forge_lsp.core.commands import split_invocation\n")
+    assert any(name.startswith(TURN_POLICY) for name in imports(module))
+
+
 def module_name(path: Path) -> str:
     parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)

@@ -12,8 +12,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import stat
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,12 +42,12 @@ from acp.schema import (
     SessionListCapabilities,
     SessionMode,
     SessionModeState,
-    ToolCallStart,
     ToolCallUpdate,
 )
 
 from forge_lsp import __version__
-from forge_lsp.acp.commands import commands_update, expand_prompt
+from forge_lsp.acp.client_files import ClientFiles
+from forge_lsp.acp.commands import commands_update, split_prompt
 from forge_lsp.acp.conversions import (
     ALLOW_ALWAYS,
     ALLOW_ONCE,
@@ -65,9 +63,10 @@ from forge_lsp.acp.conversions import (
 )
 from forge_lsp.acp.files import ConfigFiles
 from forge_lsp.acp.mcp import SessionServers
-from forge_lsp.acp.review import EditReview
+from forge_lsp.acp.session import AcpSession
 from forge_lsp.acp.transport import serve_stdio
 from forge_lsp.core.errors import BadPrompt, EmptyPrompt, NoModel, TurnInProgress, UnknownAgent, check_prompt
+from forge_lsp.core.pipeline import PromptRequest, TurnRunning
 from forge_lsp.core.session import Session
 from forge_lsp.core.workspaces import Workspaces
 from forge_lsp.domain.events import (
@@ -84,7 +83,6 @@ from forge_lsp.domain.events import (
 )
 from forge_lsp.domain.messages import ChatMessage
 from forge_lsp.redact import redact, redact_data
-from forge_lsp.tools.base import DiskFiles, ToolFailure
 
 if TYPE_CHECKING:  # imported when the first workspace opens
     from forge_lsp.core.runtime import WorkspaceRuntime
@@ -97,113 +95,6 @@ UNWIND_WAIT_S = 10.0
 """How long a prompt waits for a cancelled turn in its workspace to end before it is refused."""
 MAX_TOLD_PROBLEMS = 5
 """Config problems listed in a chat at most (the rest counted)."""
-
-
-class ClientFiles(DiskFiles):
-    """Edits through the client (its unsaved buffers) when it offers fs/*; the disk otherwise.
-
-    The client is asked only about a regular file, or one the disk does not have that this
-    session wrote through the client (its buffer, not saved yet): ACP cannot ask whether a
-    buffer is open, and clients answer a file that exists nowhere with "" (earlier CodeCompanion
-    v19 releases) or an error shown to the user (acpx), so such a file is the disk's "file not
-    found". A FIFO
-    or a device is the disk's to refuse, and text over ``max_chars`` is not taken from the
-    client: the disk read then applies the size limit with its own message.
-    """
-
-    def __init__(self, agent: ForgeAgent, session_id: str, caps: ClientCapabilities | None, max_chars: Callable[[], int]) -> None:
-        self.agent = agent
-        self.session_id = session_id
-        self.max_chars = max_chars
-        """The workspace's max_file_size_bytes as it is in force (the config may reload between prompts)."""
-        fs = caps.fs if caps is not None else None
-        self.can_read = bool(fs and fs.read_text_file)
-        self.can_write = bool(fs and fs.write_text_file)
-        self.written: set[Path] = set()
-        """Files written through the client: it has a buffer of each, saved or not."""
-
-    async def read_text(self, path: Path) -> str | None:
-        if not self.can_read or self.agent.conn is None:
-            return None
-        kind = await asyncio.to_thread(_file_kind, path)
-        if kind == "other" or (kind == "absent" and path not in self.written):
-            return None
-        try:
-            response = await self.agent.conn.read_text_file(session_id=self.session_id, path=str(path))
-        except Exception as exc:  # the client cannot: read the disk
-            log.info("fs/read_text_file %s: %s; reading the disk", path, exc)
-            return None
-        content = getattr(response, "content", None)
-        if not isinstance(content, str) or len(content) > self.max_chars():
-            return None
-        return content
-
-    async def write_text(self, path: Path, content: str, tool: str | None = None) -> None:
-        await self.agent.sessions[self.session_id].review.check(path, content, tool, self.read_text)
-        if self.can_write and self.agent.conn is not None:
-            try:
-                await self.agent.conn.write_text_file(session_id=self.session_id, path=str(path), content=content)
-            except RequestError as exc:  # acpx without --approve-all: Internal error, {details: "Permission denied ..."}
-                raise ToolFailure(f"the client did not write {self._shown(path)}: {_client_reason(exc)}") from exc
-            self.written.add(path)
-            return
-        await super().write_text(path, content)
-
-    def _shown(self, path: Path) -> str:
-        """path as the model and the user read it: relative to the session's workspace when below it."""
-        session = self.agent.sessions.get(self.session_id)
-        if session is not None:
-            with contextlib.suppress(ValueError):
-                return str(path.relative_to(session.root))
-        return str(path)
-
-    async def delete(self, path: Path, tool: str | None = None) -> None:
-        await self.agent.sessions[self.session_id].review.check(path, None, tool, self.read_text)
-        self.written.discard(path)
-        await super().delete(path)
-
-
-def _client_reason(exc: RequestError) -> str:
-    """A client's JSON-RPC error as a person reads it: its data's details or message when it gives one
-    (acpx: "Permission denied for fs/write_text_file"), else its message."""
-    data = exc.data
-    if isinstance(data, dict):
-        for key in ("details", "message"):
-            if isinstance(data.get(key), str) and data[key].strip():
-                return redact(data[key].strip())
-    elif isinstance(data, str) and data.strip():
-        return redact(data.strip())
-    return redact(str(exc))
-
-
-class AcpSession:
-    """One ACP session: the core's session of its conversation (files through this client, its questions,
-    its answers and todos), its workspace, and what its running turn has shown the client."""
-
-    def __init__(self, core: Session, runtime: WorkspaceRuntime) -> None:
-        assert core.conversation_id is not None
-        self.id = core.conversation_id
-        self.core = core
-        self.runtime = runtime
-        self.root = runtime.root
-        self.announced: dict[str, asyncio.Event] = {}
-        """The running turn's tool calls, set once the client was sent each one's tool_call."""
-        self.outputs: dict[str, str] = {}
-        """The running turn's tool outputs as the client may see them (redacted)."""
-        self.started: dict[str, ToolCallStart] = {}
-        """The running turn's tool calls as they were announced."""
-        self.held: list[str] = []
-        """The running turn's failed calls, not shown yet: each waits for its retry notice (after its batch), so
-        a client shows one failed update with the error and the notice, not the failure and then the call again."""
-        self.told_trust = False
-        self.told_problems: list[str] = []
-        """The config problems this session's chat was last told (told again when they change)."""
-        self.prompting = False
-        """A prompt of this session is running its turn."""
-        self.mcp: SessionServers | None = None
-        """The MCP servers the client gave this session (session/new, session/load): its turns' alone."""
-        self.review = EditReview(self, lambda: runtime.config.edit_review, lambda: runtime.config.max_file_size_bytes)
-        """edit_review = "confirm": each write and removal asked about first (acp/review.py)."""
 
 
 class ForgeAgent:
@@ -239,15 +130,16 @@ class ForgeAgent:
         from forge_lsp.core.runtime import WorkspaceRuntime
         from forge_lsp.core.wording import ACP as ACP_WORDING
 
-        runtime = WorkspaceRuntime(root)  # trusted only if the user's trust store says so
-        runtime.wording = ACP_WORDING
-        runtime.on_notice = lambda message: log.warning("%s", message)
         # A failure of one of the workspace's own MCP servers is said in the chat of the prompt that started them.
         untold = self.mcp_untold.setdefault(root, [])
-        runtime.on_mcp_failure = lambda spec, reason: untold.append(
-            (spec.name, f"MCP server {spec.name} failed: {reason} ({spec.where()}); its tools are not available")
+        return WorkspaceRuntime(  # trusted only if the user's trust store says so
+            root,
+            wording=ACP_WORDING,
+            on_notice=lambda message: log.warning("%s", message),
+            on_mcp_failure=lambda spec, reason: untold.append(
+                (spec.name, f"MCP server {spec.name} failed: {reason} ({spec.where()}); its tools are not available")
+            ),
         )
-        return runtime
 
     def adopt(self, core: Session, runtime: WorkspaceRuntime) -> AcpSession:
         """A core session becomes this client's: its files through the client's fs/*, its questions as
@@ -400,10 +292,20 @@ class ForgeAgent:
             raise invalid_params("the prompt has no text") from None
         except BadPrompt as exc:
             raise invalid_params(str(exc)) from None
+        # A client may send the next prompt before the cancelled one answered: wait until that turn has ended,
+        # its workspace's turn lock released too (the turn's task is done a moment before).
+        ended = self.unwinding.get(runtime.root)
+        if ended is not None and not ended.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(ended.wait(), UNWIND_WAIT_S)
+        self.unwinding.pop(runtime.root, None)
         if runtime.refresh_trust() and not runtime.trusted:  # a trust-relevant file changed since the file check
             self.trust_lost(runtime)
+        words, attached = split_prompt(prompt)
         try:
-            expansion = expand_prompt(runtime, prompt)  # "/name args": the command's prompt
+            accepted = runtime.accept(PromptRequest(words, attached=attached, session=session.core))
+        except TurnRunning:
+            return await self.refuse(session, TurnInProgress(f"a turn is already running in {runtime.root}; cancel it first"))
         except BadPrompt as exc:  # an unknown command, a template that fails: said in the chat, the turn ends
             return await self.refuse(session, exc)
         # No ACP client shows the agent's log: a bad key in the user's config.toml or the workspace's is said in
@@ -429,15 +331,6 @@ class ForgeAgent:
                     f"{ignored}. `forge-lsp trust {runtime.root}` trusts it.)\n\n"
                 ),
             )
-        # A client may send the next prompt before the cancelled one answered: wait until that turn has ended,
-        # its workspace's turn lock released too (the turn's task is done a moment before).
-        ended = self.unwinding.get(runtime.root)
-        if ended is not None and not ended.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(ended.wait(), UNWIND_WAIT_S)
-        self.unwinding.pop(runtime.root, None)
-        if runtime.running:
-            return await self.refuse(session, TurnInProgress(f"a turn is already running in {runtime.root}; cancel it first"))
         if told := await self.start_mcp(session):
             await self.update(session_id, update_agent_message_text(told))
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
@@ -450,9 +343,7 @@ class ForgeAgent:
         refusal: TurnInProgress | NoModel | None = None
         session.prompting = True
         try:
-            summary: TurnSummary = await runtime.run(
-                expansion.prompt, emit, expansion.model, session=session.core, agent=expansion.agent
-            )
+            summary: TurnSummary = await runtime.prompt(accepted, emit)
         except (TurnInProgress, NoModel) as exc:
             refusal = exc
         finally:
@@ -629,16 +520,6 @@ def modes_of(session: AcpSession) -> SessionModeState:
 def invalid_params(message: str) -> RequestError:
     """A request the client got wrong, with a message that says what (not a bare "Invalid params")."""
     return RequestError(-32602, message)
-
-
-def _file_kind(path: Path) -> str:
-    """ "regular", "absent" (nothing there, or a dangling link) or "other" (a FIFO, a device, a folder, unreadable)."""
-    try:
-        return "regular" if stat.S_ISREG(os.stat(path).st_mode) else "other"
-    except FileNotFoundError:
-        return "absent"
-    except OSError:
-        return "other"
 
 
 async def serve() -> int:

@@ -1,5 +1,5 @@
 """Commands in ACP: the workspace's /commands as available_commands_update (clients show them as slash
-commands), and a prompt "/name args" expanded to the command's prompt."""
+commands), and a prompt "/name args" as the core takes it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 from acp.schema import AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, UnstructuredCommandInput
 
 from forge_lsp.acp.conversions import prompt_text
-from forge_lsp.core.commands import Expansion
 
 if TYPE_CHECKING:
     from forge_lsp.core.runtime import WorkspaceRuntime
@@ -36,16 +35,11 @@ def commands_update(runtime: WorkspaceRuntime) -> AvailableCommandsUpdate:
     )
 
 
-def expand_prompt(runtime: WorkspaceRuntime, blocks: list[Any]) -> Expansion:
-    """What an ACP prompt runs. A first text block "/name args" is the command (its args end with that block:
-    context the client attached after it stays context); otherwise the prompt's text as it is.
-
-    UnknownCommand / BadPrompt as runtime.expand_command raises them."""
+def split_prompt(blocks: list[Any]) -> tuple[str, str]:
+    """An ACP prompt as the core takes it: (the user's words, what is attached after them). A first text block
+    is the words: a "/name args" there is the command, its args ending with that block (context the client
+    attached after it stays context); otherwise the whole prompt's text is the words."""
     first = blocks[0] if blocks else None
     if getattr(first, "type", None) != "text":
-        return runtime.expand_command(prompt_text(blocks))
-    expansion = runtime.expand_command(first.text)  # type: ignore[union-attr]
-    rest = prompt_text(blocks[1:])
-    if not rest:
-        return expansion
-    return Expansion(f"{expansion.prompt}\n\n{rest}", expansion.command, expansion.agent, expansion.model)
+        return prompt_text(blocks), ""
+    return first.text, prompt_text(blocks[1:])  # type: ignore[union-attr]

@@ -35,10 +35,9 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from forge_lsp.core.orchestrator import describe
 from forge_lsp.core.session import todo_list
 from forge_lsp.domain.events import Retry, ToolCallStarted
-from forge_lsp.domain.messages import ChatMessage
+from forge_lsp.domain.messages import ChatMessage, describe
 from forge_lsp.domain.tool_catalog import CATALOG, kind_of
 from forge_lsp.redact import redact, redact_data
 

@@ -26,7 +26,8 @@ from forge_lsp.redact import redact
 from forge_lsp.tools.base import ToolFailure, for_display, read_regular
 
 if TYPE_CHECKING:
-    from forge_lsp.acp.agent import AcpSession, ForgeAgent
+    from forge_lsp.acp.agent import ForgeAgent
+    from forge_lsp.acp.session import AcpSession
 
 log = logging.getLogger(__name__)
 

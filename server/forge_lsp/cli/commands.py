@@ -50,8 +50,7 @@ def conversations_command(workspace: Path, as_json: bool, out: TextIO) -> int:
     if stored_state_file(workspace) is None:  # nothing stored, in .forge/ or the fallback: listing creates no .forge/
         say(out, "[]" if as_json else f"no conversations in {workspace.resolve()} yet")
         return 0
-    runtime = WorkspaceRuntime(workspace)
-    runtime.on_notice = lambda message: say(sys.stderr, message)
+    runtime = WorkspaceRuntime(workspace, on_notice=lambda message: say(sys.stderr, message))
     try:
         listed = runtime.list_conversations()
         current = runtime.current_conversation() if listed else None
@@ -88,8 +87,7 @@ def undo_command(workspace: Path, turn: str | None, out: TextIO) -> int:
     if stored_state_file(workspace) is None:  # nothing stored: no turn to undo, and no .forge/ made to say so
         say(sys.stderr, f"forge-lsp: no turn in {workspace.resolve()} has changed files yet: nothing to undo")
         return 1
-    runtime = WorkspaceRuntime(workspace)
-    runtime.on_notice = lambda message: say(sys.stderr, message)
+    runtime = WorkspaceRuntime(workspace, on_notice=lambda message: say(sys.stderr, message))
     try:
         result = asyncio.run(runtime.undo_turn(turn))
     except KeyError:

@@ -11,6 +11,7 @@ from forge_lsp.cli.exit_codes import EXIT_CODES, EXIT_FAILED, EXIT_USAGE
 from forge_lsp.cli.parser import UsageError
 from forge_lsp.core.errors import BadPrompt, EmptyPrompt, NoModel, TurnInProgress, UnknownAgent
 from forge_lsp.core.errors import check_prompt as core_check_prompt
+from forge_lsp.core.pipeline import ArgsWithoutCommand, PromptRequest, with_args
 from forge_lsp.render import EventPrinter, say
 
 if TYPE_CHECKING:
@@ -46,20 +47,23 @@ async def run_headless(
     # a confirm rule asks the user at the terminal, when there is one (else the call fails: nobody can be asked)
     ask = terminal_ask()
     files = TerminalReviewFiles(workspace.resolve(), ask, lambda: runtime.config.max_file_size_bytes)
-    runtime = WorkspaceRuntime(workspace, trusted=True if trusted else None, ask=ask, files=files)
+    runtime = WorkspaceRuntime(
+        workspace,
+        trusted=True if trusted else None,
+        ask=ask,
+        files=files,
+        wording=TERMINAL,
+        on_notice=lambda message: say(sys.stderr, message),
+    )
     files.edit_review = lambda: runtime.config.edit_review  # edit_review = "confirm": each edit asked at the terminal
-    runtime.wording = TERMINAL
-    runtime.on_notice = lambda message: say(sys.stderr, message)
     try:
-        if agent is not None:
-            runtime.agent(agent)
+        # "/name args": the command's prompt. An unknown /name is a mistake in the command line: said alone,
+        # before what the workspace's config says.
+        accepted = runtime.accept(PromptRequest(prompt, model=model, agent=agent))
         if new:
             runtime.new_conversation()
         elif conversation is not None:
             runtime.open_conversation(find_conversation(runtime.list_conversations(), conversation, runtime.root, workspace))
-        # "/name args": the command's prompt. An unknown /name is a mistake in the command line: said alone,
-        # before what the workspace's config says.
-        expansion = runtime.expand_command(prompt)
     except UnknownAgent as exc:
         runtime.close()
         raise UsageError(f"--agent: {exc}") from None
@@ -78,9 +82,7 @@ async def run_headless(
         say(sys.stderr, untrusted_line(runtime.root, workspace, ignored, runtime.trust_state() == "changed", refused is None))
     printer = EventPrinter(out)
     try:
-        summary = await runtime.run(
-            expansion.prompt, lambda e: printer(e.to_dict()), model or expansion.model, agent=agent or expansion.agent
-        )
+        summary = await runtime.prompt(accepted, lambda e: printer(e.to_dict()))
     except TurnInProgress as exc:
         say(sys.stderr, f"forge-lsp: {exc}")
         return EXIT_FAILED
@@ -141,11 +143,10 @@ def find_conversation(listed: list[dict[str, Any]], wanted: str, root: Path, wor
 def command_line(prompt: str, words: Sequence[str]) -> str:
     """`forge-lsp run /name ARG...`: the command and its arguments as one prompt; UsageError for words after a
     prompt that is not a /command (a prompt of several words is quoted)."""
-    from forge_lsp.core.commands import split_invocation
-
-    if split_invocation(prompt) is None:
-        raise UsageError(f'put the prompt in quotes: forge-lsp run "{prompt} {" ".join(words)}"')
-    return " ".join([prompt, *words])
+    try:
+        return with_args(prompt, list(words))
+    except ArgsWithoutCommand:
+        raise UsageError(f'put the prompt in quotes: forge-lsp run "{prompt} {" ".join(words)}"') from None
 
 
 def read_prompt(stdin: TextIO) -> str:

@@ -18,9 +18,12 @@ async def mcp_list(workspace: Path, as_json: bool, trusted: bool, out: TextIO) -
     from forge_lsp.cli.headless import say_problems, untrusted_line
     from forge_lsp.core.runtime import WorkspaceRuntime
 
-    runtime = WorkspaceRuntime(workspace, trusted=True if trusted else None)
-    runtime.on_notice = lambda message: say(sys.stderr, message)
-    runtime.on_mcp_failure = lambda spec, reason: None  # said below, with the rest
+    runtime = WorkspaceRuntime(
+        workspace,
+        trusted=True if trusted else None,
+        on_notice=lambda message: say(sys.stderr, message),
+        on_mcp_failure=lambda spec, reason: None,  # said below, with the rest
+    )
     try:
         problems = runtime.config_problems()
         say_problems(problems)

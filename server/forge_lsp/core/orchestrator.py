@@ -52,6 +52,7 @@ from forge_lsp.domain.messages import (
     ToolCall,
     ToolResult,
     Usage,
+    describe,
 )
 from forge_lsp.domain.ports import HistoryPort, ModelPort, TemplatePort, ToolPort
 from forge_lsp.domain.retry import UNSENT, ModelError, total_budget_s, with_retry
@@ -78,23 +79,6 @@ def tool_call_error(cause: str, reflection: str) -> str:
 def with_notice(output: str, notice: str) -> str:
     """A failed output with its retry notice appended."""
     return f"{output}\n<retry>{notice}</retry>"
-
-
-TITLE_KEYS = ("command", "file_path", "path", "pattern", "url", "question")
-"""The arguments a call of a tool that is not built in (an MCP tool's) is titled by, the first it has."""
-
-
-def describe(call: ToolCall) -> str:
-    """A short title for progress: 'shell: pytest', 'read: src/a.py', by the argument the tool's catalog entry
-    names (title_arg)."""
-    args = call.arguments or {}
-    facts = tool_catalog.facts(call.name)
-    keys = TITLE_KEYS if facts is None else (facts.title_arg,) if facts.title_arg else ()
-    for key in keys:
-        value = args.get(key)
-        if isinstance(value, str) and value.strip():
-            return f"{call.name}: {value.strip().splitlines()[0][:80]}"
-    return call.name
 
 
 class _Streamed:

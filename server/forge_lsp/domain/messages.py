@@ -40,6 +40,25 @@ class ToolCall:
         }
 
 
+TITLE_KEYS = ("command", "file_path", "path", "pattern", "url", "question")
+"""The arguments a call of a tool that is not built in (an MCP tool's) is titled by, the first it has."""
+
+
+def describe(call: ToolCall) -> str:
+    """A short title for progress: 'shell: pytest', 'read: src/a.py', by the argument the tool's catalog entry
+    names (title_arg)."""
+    from forge_lsp.domain import tool_catalog  # (tool_catalog is domain too; imported here to keep messages light)
+
+    args = call.arguments or {}
+    facts = tool_catalog.facts(call.name)
+    keys = TITLE_KEYS if facts is None else (facts.title_arg,) if facts.title_arg else ()
+    for key in keys:
+        value = args.get(key)
+        if isinstance(value, str) and value.strip():
+            return f"{call.name}: {value.strip().splitlines()[0][:80]}"
+    return call.name
+
+
 @dataclass(frozen=True)
 class ToolResult:
     """The outcome of one tool call; ``is_error`` marks a failure."""

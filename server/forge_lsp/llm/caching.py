@@ -6,7 +6,7 @@ messages only. litellm places the marks (its cache_control_injection_points) in 
 
 Providers that cache a prefix by themselves (OpenAI, DeepSeek, Gemini, llama-server's slot) need no mark:
 for them what matters is that the prefix stays the same, which the request's order sees to (the system
-prompt's fixed part and the tools first, the workspace's details after: core/runtime.py).
+prompt's fixed part and the tools first, the workspace's details after: core/turn.py).
 """
 
 from __future__ import annotations

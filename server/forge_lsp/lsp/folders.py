@@ -42,10 +42,10 @@ def open_runtime(ls: ForgeLanguageServer, root: Path) -> WorkspaceRuntime:
         ask=ls.ask_user,
         editor_settings=ls.editor_settings,
         editor_trust=ls.editor_trust,
+        wording=ls.wording,
+        on_notice=ls.show_notice,
     )
-    runtime.on_notice = ls.show_notice
     files.edit_review = lambda: runtime.config.edit_review
-    runtime.wording = ls.wording
     mcp_report.wire(ls, runtime)
     report_config(ls, runtime)
     return runtime

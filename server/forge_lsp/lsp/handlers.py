@@ -16,6 +16,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from forge_lsp import __version__
 from forge_lsp.core import wording
 from forge_lsp.core.errors import BadPrompt, EmptyPrompt, NoModel, TurnInProgress, UnknownAgent, check_prompt
+from forge_lsp.core.pipeline import PromptRequest, TurnRunning
 from forge_lsp.domain.config import WORKSPACE_FILE
 from forge_lsp.domain.events import Compacted
 from forge_lsp.lsp import code_actions, mcp_report, turns
@@ -35,7 +36,7 @@ from forge_lsp.lsp.folders import runtime_for
 from forge_lsp.lsp.language_server import ForgeLanguageServer, uri_to_path
 from forge_lsp.lsp.parent_watch import watch_parent
 from forge_lsp.lsp.protocol import request_id
-from forge_lsp.lsp.selection import editor_context, with_context
+from forge_lsp.lsp.selection import attached, editor_context
 from forge_lsp.lsp.user_saves import disk_text
 from forge_lsp.redact import redact_data
 
@@ -263,31 +264,19 @@ async def forge_run(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
     if uri is not None and not isinstance(uri, str):
         raise JsonRpcInvalidParams("forge.run: uri must be a string")
     runtime = runtime_for(ls, uri)
-    agent = arg.get("agent")
-    if agent is not None:
-        try:
-            runtime.agent(agent)
-        except UnknownAgent as exc:
-            raise JsonRpcInvalidParams(f"forge.run: {exc}") from None
-    if runtime.running:
-        raise TurnRefused(
-            f"a Forge turn is already running in {runtime.root} ({runtime.turn_id}); cancel it with forge.cancel first"
-        )
     try:
-        expansion = runtime.expand_command(prompt)  # "/name args": a command's prompt
-    except BadPrompt as exc:
+        accepted = runtime.accept(PromptRequest(prompt, model=model, agent=arg.get("agent")))
+    except UnknownAgent as exc:
+        raise JsonRpcInvalidParams(f"forge.run: {exc}") from None
+    except TurnRunning as exc:
+        raise TurnRefused(
+            f"a Forge turn is already running in {exc.root} ({exc.turn_id}); cancel it with forge.cancel first"
+        ) from None
+    except BadPrompt as exc:  # "/name args": no such command, or its template fails
         raise JsonRpcInvalidParams(str(exc)) from None
     context = await editor_context(ls, runtime, uri, arg.get("range"))
     try:
-        summary = await turns.run_turn(
-            ls,
-            runtime,
-            with_context(expansion.prompt, context),
-            model or expansion.model,
-            request_id.get(),
-            context,
-            agent=agent or expansion.agent,
-        )
+        summary = await turns.run_turn(ls, runtime, accepted.attach(attached(context), context.summary()), request_id.get())
     except (TurnInProgress, NoModel) as exc:
         raise TurnRefused(str(exc)) from None
     except BadPrompt as exc:  # the prompt with the selection added

@@ -191,6 +191,7 @@ async def editor_context(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, uri
     return ctx
 
 
-def with_context(prompt: str, ctx: EditorContext) -> str:
-    """The prompt with the editor's context after it (its first line stays the conversation's title)."""
-    return f"{prompt}\n\n{EDITOR_CONTEXT_HEADING}\n{ctx.text}" if ctx.text else prompt
+def attached(ctx: EditorContext) -> str:
+    """The editor's context as the prompt carries it, after the prompt (its first line stays the conversation's
+    title); "" for none."""
+    return f"{EDITOR_CONTEXT_HEADING}\n{ctx.text}" if ctx.text else ""

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as t
 
+from forge_lsp.core.errors import TurnInProgress
+from forge_lsp.core.pipeline import PromptRequest
 from forge_lsp.domain.events import (
     ContextWarning,
     Event,
@@ -22,10 +24,11 @@ from forge_lsp.domain.events import (
 from forge_lsp.lsp import convert
 from forge_lsp.lsp.language_server import ForgeLanguageServer
 from forge_lsp.lsp.protocol import work_done_token
-from forge_lsp.lsp.selection import EditorContext, editor_context, with_context
+from forge_lsp.lsp.selection import attached, editor_context
 from forge_lsp.render import EventLines
 
 if TYPE_CHECKING:
+    from forge_lsp.core.pipeline import Accepted
     from forge_lsp.core.runtime import WorkspaceRuntime
 
 CONTINUE = "Continue"
@@ -38,9 +41,14 @@ async def offer_continue(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, sum
     answer = await ls.window_show_message_request_async(
         t.ShowMessageRequestParams(type=t.MessageType.Warning, message=message, actions=[t.MessageActionItem(title=CONTINUE)])
     )
-    if answer is not None and answer.title == CONTINUE and not runtime.running:
-        context = await editor_context(ls, runtime, None, None)  # the buffers as they are now
-        await run_turn(ls, runtime, with_context("Continue.", context), None, None, context)
+    if answer is None or answer.title != CONTINUE:
+        return
+    try:
+        accepted = runtime.accept(PromptRequest("Continue."))
+    except TurnInProgress:  # another turn started meanwhile: that one goes on
+        return
+    context = await editor_context(ls, runtime, None, None)  # the buffers as they are now
+    await run_turn(ls, runtime, accepted.attach(attached(context), context.summary()), None)
 
 
 async def _progress_token(ls: ForgeLanguageServer) -> str | int | None:
@@ -63,22 +71,14 @@ async def _progress_token(ls: ForgeLanguageServer) -> str | int | None:
 
 
 async def run_turn(
-    ls: ForgeLanguageServer,
-    runtime: WorkspaceRuntime,
-    prompt: str,
-    model: str | None,
-    msg_id: str | int | None,
-    context: EditorContext | None = None,
-    *,
-    agent: str | None = None,
+    ls: ForgeLanguageServer, runtime: WorkspaceRuntime, accepted: Accepted, msg_id: str | int | None
 ) -> TurnSummary:
-    """Run a turn, reporting it as progress, diagnostics and notifications; context: what the prompt carries
-    from the editor (in the transcript and turnStarted)."""
+    """Run an accepted prompt's turn, reporting it as progress, diagnostics and notifications."""
     token = await _progress_token(ls)
     if token is not None:
         ls.progress_tokens[token] = runtime.root
         ls.work_done_progress.begin(
-            token, t.WorkDoneProgressBegin(title="Forge", message=prompt.splitlines()[0][:80], cancellable=True)
+            token, t.WorkDoneProgressBegin(title="Forge", message=accepted.prompt.splitlines()[0][:80], cancellable=True)
         )
     if msg_id is not None:
         ls.requests[msg_id] = runtime.root
@@ -88,7 +88,7 @@ async def run_turn(
 
     template_errors = len(runtime.templates.errors)
     try:
-        summary = await runtime.run(prompt, emit, model, context=context.summary() if context else None, agent=agent)
+        summary = await runtime.prompt(accepted, emit)
     except BaseException:
         # Refused before it started (no model, a turn running): the progress begun must end, or
         # the editor keeps showing the refused prompt as the running turn's.
