@@ -28,7 +28,12 @@ describe("real VS Code: the install story", { skip, timeout: 600_000 }, () => {
     fs.mkdirSync(ws);
     const script = path.join(tmp, "script.json");
     fs.writeFileSync(script, JSON.stringify({ responses: [{ tool_calls: [{ name: "shell", arguments: { command: "sleep 30.5" } }] }] }));
-    vs = new RealVSCode({ vsix, workspace: ws, name: "install", settings: { "forge.model": `scripted/${script}` }, env: { PATH } });
+    // A home of its own: code-server takes the editor's PATH from the user's login shell (VS Code's "resolve the
+    // shell environment"), and a ~/.bashrc that puts a pyenv or another forge-lsp on it (as CI's, which installs
+    // into the system python) would find a forge-lsp where a newcomer's editor has none.
+    const home = path.join(tmp, "home");
+    fs.mkdirSync(home);
+    vs = new RealVSCode({ vsix, workspace: ws, name: "install", settings: { "forge.model": `scripted/${script}` }, env: { PATH, HOME: home } });
     await vs.start();
   });
   after(async () => {
