@@ -61,7 +61,7 @@ def test_fresh_venv_gets_the_dev_extra_and_names_what_is_missing(tmp_path: Path)
     assert p.returncode == 0, p.stderr
     assert "-m pip install -q -e .[dev]" in calls
     # Every test in parallel, then the llama-server tier alone (its build has the whole run to finish).
-    assert calls[-2:] == ["-m pytest -q -n 4 --ignore=tests/llama_server", "-m pytest -q -p no:xdist tests/llama_server"]
+    assert calls[-2:] == ["-m pytest -q -n 4 tests --ignore=tests/llama_server", "-m pytest -q -p no:xdist tests/llama_server"]
     assert "MISSING node 20+ and npm" in p.stderr
     assert "tmux" in p.stderr
 
