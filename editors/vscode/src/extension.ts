@@ -253,10 +253,17 @@ async function runTurn(arg: RunArg): Promise<unknown> {
         }
       });
       // Cancel sends forge.cancel first, whose answer says what the server stopped, then $/cancelRequest (for a
-      // turn that has not started yet).
-      const cancelling = cancel.onCancellationRequested(() => void cancelTurn(true));
+      // turn that has not started yet). The request gets a token of its own, cancelled once forge.cancel is
+      // answered: given the progress's token, the language client sent $/cancelRequest at once, which could reach
+      // the server first and end the turn, so that forge.cancel found nothing running and nothing was said.
+      const request = new vscode.CancellationTokenSource();
+      const cancelling = cancel.onCancellationRequested(() => void cancelTurn(true).finally(() => request.cancel()));
       try {
-        return await active.sendRequest(ExecuteCommandRequest.type, { command: "forge.run", arguments: [arg], workDoneToken }, cancel);
+        return await active.sendRequest(
+          ExecuteCommandRequest.type,
+          { command: "forge.run", arguments: [arg], workDoneToken },
+          request.token,
+        );
       } catch (err) {
         if (!cancel.isCancellationRequested) {
           reportError(err);
@@ -265,6 +272,7 @@ async function runTurn(arg: RunArg): Promise<unknown> {
       } finally {
         sub.dispose();
         cancelling.dispose();
+        request.dispose();
       }
     },
   );
