@@ -57,9 +57,12 @@ describe("real VS Code: the install story", { skip, timeout: 600_000 }, () => {
     // settings.json opens, and the line `forge-lsp --print-editor-config` printed is pasted into it and saved.
     const page = vs.page;
     await page.locator(".breadcrumbs-control", { hasText: "Machine" }).first().waitFor({ state: "visible" });
-    await page.locator(".monaco-editor .view-lines").last().click({ force: true }); // the editor, not the chat box
+    // The settings.json editor (its "{}"), once shown: not the chat box, whose editor may come last in the page
+    // (a click there before the settings' editor was drawn typed the line into the chat).
+    await page.locator(".monaco-editor .view-lines", { hasText: "{}" }).last().click({ force: true });
     await page.keyboard.press("Control+A");
     await page.keyboard.insertText(`{\n  "forge.serverPath": ${JSON.stringify(serverPath)}\n}\n`);
+    await page.locator(".monaco-editor .view-lines", { hasText: "forge.serverPath" }).first().waitFor({ state: "visible" });
     await page.keyboard.press("Control+S");
     await vs.shot("pasted");
     await vs.waitStatus(/Forge: idle/);
