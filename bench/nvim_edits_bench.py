@@ -27,6 +27,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from rows import standalone
+
 ROOT = Path(__file__).resolve().parents[1]
 FLUSH = 'pcall(client.notify, "$/forge/flush", vim.empty_dict())'
 
@@ -181,26 +183,8 @@ def run(report: Report, quick: bool) -> None:
 MY_ROWS = ("| an agent's patch of a buffer open in Neovim 0.7", "| the same patch on Neovim 0.7 against 0.11")
 
 
-def write_rows(path: Path, rows: list[tuple[str, str, str, float, str]]) -> None:
-    """Put these rows into BENCHMARKS.md's table in place of the ones an earlier run wrote (after the last row)."""
-    lines = [line for line in path.read_text().splitlines() if not line.startswith(MY_ROWS)]
-    last = max(i for i, line in enumerate(lines) if line.startswith("| "))
-    new = [f"| {a} | {b} | {c} | {d:.2f}× | {e} |" for a, b, c, d, e in rows]
-    path.write_text("\n".join([*lines[: last + 1], *new, *lines[last + 1 :]]) + "\n")
-
-
 def main() -> None:
-    rows: list[tuple[str, str, str, float, str]] = []
-
-    def show(name: str, value: str, baseline: str, ratio: float, target: str) -> None:
-        rows.append((name, value, baseline, ratio, target))
-        print(f"{name}: {value} vs {baseline} -> ratio {ratio:.2f} (target {target})", flush=True)
-
-    load = os.getloadavg()[0]
-    run(show, "--quick" in sys.argv)
-    print(f"load average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
-    if "--write" in sys.argv:
-        write_rows(ROOT / "BENCHMARKS.md", rows)
+    rows = standalone(run, MY_ROWS)
     print(json.dumps({"rows": len(rows)}))
 
 

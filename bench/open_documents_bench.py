@@ -14,14 +14,14 @@ with the others)
 from __future__ import annotations
 
 import asyncio
-import os
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
+
+from rows import standalone
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -81,26 +81,8 @@ def run(report: Report, quick: bool) -> None:
 MY_ROWS = ("| the look at 50 open documents",)
 
 
-def write_rows(path: Path, rows: list[tuple[str, str, str, float, str]]) -> None:
-    """Put these rows into BENCHMARKS.md's table in place of the ones an earlier run wrote (after the last row)."""
-    lines = [line for line in path.read_text().splitlines() if not line.startswith(MY_ROWS)]
-    last = max(i for i, line in enumerate(lines) if line.startswith("| "))
-    new = [f"| {a} | {b} | {c} | {d:.2f}× | {e} |" for a, b, c, d, e in rows]
-    path.write_text("\n".join([*lines[: last + 1], *new, *lines[last + 1 :]]) + "\n")
-
-
 def main() -> None:
-    rows: list[tuple[str, str, str, float, str]] = []
-
-    def show(name: str, value: str, baseline: str, ratio: float, target: str) -> None:
-        rows.append((name, value, baseline, ratio, target))
-        print(f"{name}: {value} vs {baseline} -> ratio {ratio:.2f} (target {target})", flush=True)
-
-    load = os.getloadavg()[0]
-    run(show, "--quick" in sys.argv)
-    print(f"load average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
-    if "--write" in sys.argv:
-        write_rows(ROOT / "BENCHMARKS.md", rows)
+    standalone(run, MY_ROWS)
 
 
 if __name__ == "__main__":
