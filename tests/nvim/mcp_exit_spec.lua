@@ -14,8 +14,11 @@ local function buffer_text(name)
   return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
 end
 
--- mcp-server-time, gone 4 seconds after it started.
-local DYING = "import os, runpy, sys, threading; threading.Timer(4, lambda: os._exit(3)).start(); "
+-- mcp-server-time, gone once the spec has seen it ready (it writes the file the server waits for): a timer would
+-- race a loaded machine, where the server's own start can take longer than the timer.
+local GONE = ws .. "/.gone"
+local DYING = "import os, runpy, sys, threading, time; P = " .. vim.fn.json_encode(GONE) .. "; "
+  .. "threading.Thread(target=lambda: ([time.sleep(0.1) for _ in iter(lambda: os.path.exists(P), True)], os._exit(3)), daemon=True).start(); "
   .. "sys.argv = ['mcp-server-time', '--local-timezone', 'UTC']; runpy.run_module('mcp_server_time', run_name='__main__')"
 
 local ok, err = xpcall(function()
@@ -31,6 +34,7 @@ local ok, err = xpcall(function()
   assert(text:find("dying  ready", 1, true), text)
   vim.cmd("wincmd p") -- back to main.py; the list stays open below
   assert(vim.api.nvim_buf_get_name(0):find("main.py", 1, true), vim.api.nvim_buf_get_name(0))
+  vim.fn.writefile({}, GONE) -- the server exits by itself now
   wait(20000, "no message that dying failed", function()
     return noted("Forge: MCP server dying failed") ~= nil
   end)

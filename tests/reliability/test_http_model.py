@@ -180,7 +180,7 @@ async def test_errors_a_retry_cannot_fix_fail_at_once(
         elapsed = time.monotonic() - started
     assert summary.status.value == "failed", summary
     assert of(events, "llmRetry") == [] and len(stub.requests) == 1
-    assert elapsed < 2, elapsed
+    assert elapsed < 5, elapsed  # no backoff slept (its 8 attempts from 1 s take 2 min); 2 s failed on a loaded CI
     error = summary.error or ""
     assert error.startswith("model request failed: ")
     for word in words:
