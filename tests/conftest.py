@@ -18,6 +18,9 @@ from support import home_guard, reliability
 # run for this run's paths (_no_test_touched_the_users_home).
 _USER_FOLDERS = home_guard.user_folders(os.environ)
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+# Every server the suite starts serves the scripted model without litellm (seconds of CPU per server saved) and
+# warms nothing up; the tests of the model path itself ask for litellm's path with LITELLM_PATH.
+os.environ.setdefault("FORGE_LSP_SCRIPTED", "direct")
 # Before any test module copies os.environ for the servers it starts (the e2e fixtures, the CLI
 # tests): a user config and a trust store of the run's own, never the machine user's. Each test
 # gets its own as well (the autouse fixture below) for what runs in-process.

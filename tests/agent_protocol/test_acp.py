@@ -96,7 +96,8 @@ async def start(client: Recorder, fs: bool = False, read: bool = False) -> Any:
     return ctx, conn, proc, init
 
 
-async def test_a_turn_with_retries_then_an_interrupt(workspace: Path) -> None:
+async def test_a_turn_with_retries_then_an_interrupt(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FORGE_LSP_SCRIPTED", "litellm")  # as a user's runs: through litellm's path (agent_env)
     workspace_with(workspace, {"text": "Let me look.", **shell("exit 1")}, shell("exit 2"), shell("exit 3"))
     client = Recorder()
     ctx, conn, proc, init = await start(client)

@@ -127,7 +127,8 @@ def test_what_a_run_leaves_in_forge_stays_out_of_git_and_the_users_files_do_not(
 
 @pytest.mark.parametrize("mode", [["--in-process"], []])
 def test_demo_shows_retries_recovery_and_interrupt(tmp_path: Path, mode: list[str]) -> None:
-    p = forge("demo", "--workspace", str(tmp_path), *mode, timeout=120)
+    # The README's main job as a user runs it: the scripted model through litellm's path.
+    p = forge("demo", "--workspace", str(tmp_path), *mode, timeout=120, env={"FORGE_LSP_SCRIPTED": "litellm"})
     assert p.returncode == 0, p.stdout + p.stderr
     out = p.stdout
     notices = [line.strip() for line in out.splitlines() if "Attempts remaining" in line]
@@ -225,7 +226,7 @@ def test_verbose_works_before_or_after_the_subcommand(workspace: Path, where: st
     common = ["-v", "--log-file", str(log)]
     p = forge(*(common + run if where == "before" else run + common))
     assert p.returncode == 0, p.stderr
-    assert " INFO " in log.read_text()
+    assert " INFO " in log.read_text() and "; timing: totalMs" in log.read_text()
 
 
 def test_an_untrusted_workspace_is_said_once_and_only_what_matters(workspace: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +79,20 @@ def capabilities(review: bool = True, saves: bool = False, reloads: bool = False
         ),
         experimental={"forge": forge} if forge else None,
     )
+
+
+@pytest.fixture(autouse=True)
+def _model_path(request: pytest.FixtureRequest) -> Iterator[None]:
+    """@pytest.mark.litellm: this test's server sends the scripted model through litellm's path, as a user's does
+    (the suite's servers serve it directly: tests/conftest.py). Autouse, so it runs before the client starts."""
+    if request.node.get_closest_marker("litellm") is None:
+        yield
+        return
+    ENV["FORGE_LSP_SCRIPTED"] = "litellm"
+    try:
+        yield
+    finally:
+        ENV["FORGE_LSP_SCRIPTED"] = os.environ.get("FORGE_LSP_SCRIPTED", "direct")
 
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, server_env=ENV))

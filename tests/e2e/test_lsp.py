@@ -119,6 +119,7 @@ async def test_client_work_done_token_is_used(client: LanguageClient, ws: Path) 
     assert isinstance(client.progress_reports["my-token"][-1], t.WorkDoneProgressEnd)
 
 
+@pytest.mark.litellm  # the main job as a user runs it: through litellm's path
 async def test_retries_and_interrupt_as_diagnostics_and_notifications(client: LanguageClient, ws: Path) -> None:
     client.answers.answer = None  # type: ignore[attr-defined]
     write_script(ws, shell("exit 1"), shell("exit 2"), shell("exit 3"))
@@ -167,6 +168,7 @@ async def test_retries_and_interrupt_as_diagnostics_and_notifications(client: La
     assert [a.title for a in offer.actions or []] == ["Continue"]
     status = await command(client, "forge.status", {})
     assert status["errors"] == {"shell": 3}
+    assert status["modelLibraryLoaded"]  # the requests went through litellm (@pytest.mark.litellm)
 
 
 async def test_a_file_the_tool_kept_failing_on_gets_one_warning_and_the_error(client: LanguageClient, ws: Path) -> None:

@@ -15,9 +15,9 @@ from conftest import ENV, SERVER, capabilities, write_script
 
 pytestmark = pytest.mark.timeout(90)
 
-# The warm-up starts 0.2 s after `initialized` here (2.5 s by default).
-WARM_ENV = {**ENV, "FORGE_LSP_WARMUP_DELAY": "0.2"}
-OFF_ENV = {**ENV, "FORGE_LSP_WARMUP_DELAY": "off"}
+# The warm-up starts 0.2 s after `initialized` here (0 by default); the scripted model goes through litellm.
+WARM_ENV = {**ENV, "FORGE_LSP_WARMUP_DELAY": "0.2", "FORGE_LSP_SCRIPTED": "litellm"}
+OFF_ENV = {**ENV, "FORGE_LSP_WARMUP_DELAY": "off", "FORGE_LSP_SCRIPTED": "litellm"}
 
 
 async def start(client: LanguageClient, ws: Path) -> None:

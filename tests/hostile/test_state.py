@@ -561,6 +561,7 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[list[dict[str, Any]]]:
 
     monkeypatch.setattr(scripted, "_chunks", record_chunks)
     monkeypatch.setattr(scripted, "_response", record_response)
+    monkeypatch.setenv(scripted.MODE_ENV, "litellm")  # what litellm's path is given, as a user's model is
     return seen
 
 

@@ -44,6 +44,7 @@ def test_a_request_through_litellm_loads_no_tokenizer_tables() -> None:
         "PYTHONPATH": os.pathsep.join([tests, os.environ.get("PYTHONPATH", "")]),
         "OPENAI_API_KEY": "sk-test",
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "FORGE_LSP_SCRIPTED": "litellm",
     }
     done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=100)
     assert done.returncode == 0, done.stderr[-2000:]

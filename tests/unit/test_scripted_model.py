@@ -13,6 +13,12 @@ from forge_lsp.llm import scripted
 from forge_lsp.llm.litellm_adapter import LiteLLMModel, classify, library_loaded, resolve_model, warm_up, warm_up_delay
 
 
+@pytest.fixture(autouse=True)
+def _litellm_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about litellm's path: the suite's servers serve scripts without it (tests/conftest.py)."""
+    monkeypatch.setenv(scripted.MODE_ENV, "litellm")
+
+
 def script(root: Path, *responses: object, name: str = "s.json") -> str:
     (root / name).write_text(json.dumps({"responses": list(responses)}))
     return f"scripted/{name}"
@@ -124,3 +130,64 @@ def test_a_script_that_is_not_a_regular_file_is_refused_at_once(tmp_path: Path, 
         path = Path("/dev/zero")
     with pytest.raises(scripted.ScriptError, match="not a regular file"):
         scripted.load_script(str(path))
+
+
+PARITY_ENTRIES: list[object] = [
+    {"error": {"status": 429, "retry_after": 1.5}},
+    {"error": {"status": 500, "message": "boom"}},
+    {"error": {"status": 401}},
+    {"error": {"status": 400, "message": "bad"}},
+    {"error": {"status": 404}},
+    {"error": {"status": 408}},
+    {"error": "plain"},
+    {"text": "hello there world", "reasoning": "think hard"},
+    {
+        "tool_calls": [
+            {"id": "c1", "name": "read", "arguments": {"path": "a"}},
+            {"id": "c2", "name": "shell", "arguments": "{bad"},
+        ]
+    },
+    {"text": "x", "usage": {"prompt_tokens": 5, "completion_tokens": 2, "cached_tokens": 3}},
+    {"text": ""},
+    7,
+]
+
+
+async def _serve_all(workspace: Path, mode: str, monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    monkeypatch.setenv(scripted.MODE_ENV, mode)
+    scripted.CURSOR.reset()
+    llm = LiteLLMModel(ForgeConfig(model=script(workspace, *PARITY_ENTRIES)), workspace)
+    tools = [{"type": "function", "function": {"name": "read", "parameters": {"type": "object"}}}]
+    served: list[object] = []
+    for _ in range(len(PARITY_ENTRIES) + 1):
+        pieces: list[str] = []
+        try:
+            reply = await llm.complete([{"role": "user", "content": "hi"}], tools, pieces.append, pieces.append)
+            calls = [(c.id, c.name, c.arguments_json) for c in reply.tool_calls]
+            served.append((reply.text, reply.reasoning, calls, reply.finish_reason, reply.usage, pieces))
+        except ModelError as exc:
+            served.append((str(exc), exc.retryable, exc.status, exc.kind))
+    return served
+
+
+async def test_the_direct_path_serves_what_litellms_path_serves(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """FORGE_LSP_SCRIPTED=direct (the suite's servers) answers every kind of entry as litellm's path does: text and
+    reasoning piece by piece, tool calls, usage, each error's words, status, kind and retryability."""
+    through_litellm = await _serve_all(workspace, "litellm", monkeypatch)
+    direct = await _serve_all(workspace, "direct", monkeypatch)
+    assert direct == through_litellm
+    assert through_litellm[5] == (
+        "model request timed out after 300 s (model scripted/s.json): set request_timeout_secs to wait longer",
+        True,
+        None,
+        "timeout",
+    )
+    assert through_litellm[-1][0] == "done"
+
+
+def test_the_direct_path_warms_nothing_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(scripted.MODE_ENV, "direct")
+    assert warm_up() is None
+    assert scripted.served_directly("scripted/x.json") and not scripted.served_directly("openai/gpt-4o")
+    monkeypatch.setenv(scripted.MODE_ENV, "litellm")
+    assert not scripted.served_directly("scripted/x.json")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,6 +17,8 @@ from forge_lsp.render import EventPrinter, say
 
 if TYPE_CHECKING:
     from forge_lsp.config import ConfigProblem
+
+log = logging.getLogger(__name__)
 
 MAX_PRINTED_PROBLEMS = 50
 
@@ -95,6 +98,13 @@ async def run_headless(
         runtime.close()
         await runtime.close_mcp()
     printer.flush_text()
+    if summary.timing:  # for -v / --log-file, as the language server's log says it
+        log.info(
+            "turn %s %s; timing: %s",
+            summary.turn_id,
+            summary.status.value,
+            ", ".join(f"{k} {v:.1f}" for k, v in summary.timing.items()),
+        )
     # Every message of the turn was printed once, as it came ("assistant: ..."): the ■ line is the last.
     return EXIT_CODES[summary.status.value]
 

@@ -156,9 +156,12 @@ def _ready() -> Any:
     return litellm
 
 
-def warm_up() -> threading.Thread:
-    """Load litellm in a background thread (once), so the first turn does not wait for it."""
+def warm_up() -> threading.Thread | None:
+    """Load litellm in a background thread (once), so the first turn does not wait for it; None where scripted
+    models are served without litellm (FORGE_LSP_SCRIPTED=direct): a real model's first request loads it."""
     global _warming
+    if scripted.served_directly(""):
+        return None
     with _warming_lock:
         if _warming is None:
             _warming = threading.Thread(target=_warm, name="litellm-import", daemon=True)
@@ -270,6 +273,14 @@ class LiteLLMModel:
 
         A server that cannot stream while tools are offered (llama-cpp-python's) gets this request again at once,
         unstreamed, and so do the model's later ones (local_servers)."""
+        if scripted.served_directly(self.model):
+            into = streaming.Collected(on_text, on_reasoning)
+            try:
+                await scripted.feed(self.model, messages, into)
+            except Exception as exc:
+                timeout_s = float(self.config.request_timeout_secs)
+                raise classify(exc, self.config.retry.status_codes, model=self.name, timeout_s=timeout_s) from exc
+            return into.reply(self.cost)
         # The first import takes seconds: do it off the event loop, which keeps serving meanwhile.
         global _requested
         _requested = True
@@ -345,7 +356,7 @@ class LiteLLMModel:
     async def prepare(self, prefix: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]) -> tuple[Notice, ...]:
         """Before a turn's first request: learn the context window from the model's server when it says (llama-server,
         Ollama) and the user did not; warn (once) when the system prompt and tools alone fill over a quarter of it."""
-        if not library_loaded():
+        if not library_loaded() and not scripted.served_directly(self.model):
             await asyncio.to_thread(_ready)
         if self.config.context_window is None:
             self.server_window = await local_servers.server_window(self.model, self.config.api_base)

@@ -7,12 +7,17 @@ entry of {"responses": [...]}: {"text"}, {"tool_calls": [{"name",
 model's reasoning_content; "delay_ms" on any entry delays it. A request past the end
 answers with text "done". The position is kept per script for the process and
 starts over when the script file changes.
+
+FORGE_LSP_SCRIPTED=direct (the test suite's servers, for tests that are not about the model path) serves the
+same script without litellm: the same entries, text, reasoning, tool calls, usage and errors, through
+``feed``, and no litellm import (seconds of CPU) in a server that only ever talks to the scripted model.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 import time
 import uuid
@@ -24,15 +29,41 @@ from forge_lsp.domain.tokens import estimate_tokens
 from forge_lsp.llm.builtin_scripts import BUILTIN
 from forge_lsp.textfile import read_text
 
-__all__ = ["BUILTIN", "PROVIDER", "WARM_UP", "ScriptError", "make_handler", "next_entry"]
+__all__ = ["BUILTIN", "PROVIDER", "WARM_UP", "ScriptError", "feed", "make_handler", "next_entry", "served_directly"]
 
 PROVIDER = "scripted"
 WARM_UP = "_warm-up"
 """The script the server's litellm warm-up request goes to: always "ready", no position kept."""
 
 
+MODE_ENV = "FORGE_LSP_SCRIPTED"
+"""'direct': scripted models are served without litellm (the test suite's default); unset or 'litellm': through
+litellm's custom-provider path, as the demo and the tests of the model path run it."""
+
+
 class ScriptError(Exception):
     """A script that cannot be read or has a bad entry."""
+
+
+class ScriptedStatusError(Exception):
+    """A script's {"error": {"status"}} entry served directly: the status and retry_after that litellm's own
+    error carries on the litellm path, so that both are classified alike."""
+
+    def __init__(self, status: int, message: str, retry_after: float | None) -> None:
+        super().__init__(message)
+        self.status_code = status
+        self.message = message
+        self.retry_after = retry_after
+
+
+class Timeout(ScriptedStatusError):
+    """A scripted 408 served directly: litellm raises its Timeout for a custom provider's 408, and so does this."""
+
+
+def served_directly(model: str, env: dict[str, str] | None = None) -> bool:
+    """Whether this model (as litellm is asked for it) is a scripted one served without litellm (FORGE_LSP_SCRIPTED)."""
+    mode = (os.environ if env is None else env).get(MODE_ENV, "")
+    return mode.strip().lower() == "direct" and (model == "" or model.startswith(PROVIDER + "/"))
 
 
 class _Cursor:
@@ -104,15 +135,20 @@ def next_entry(name: str) -> dict[str, Any]:
     return entry
 
 
+def _error_spec(entry: dict[str, Any]) -> tuple[int, str, float | None]:
+    spec: dict[str, Any] = entry["error"] if isinstance(entry["error"], dict) else {"status": 500, "message": str(entry["error"])}
+    status = int(spec.get("status", 500))
+    retry_after = float(spec["retry_after"]) if spec.get("retry_after") is not None else None
+    return status, str(spec.get("message") or f"scripted error {status}"), retry_after
+
+
 def _error(entry: dict[str, Any]) -> Exception:
     from litellm.llms.custom_llm import CustomLLMError
 
-    spec: dict[str, Any] = entry["error"] if isinstance(entry["error"], dict) else {"status": 500, "message": str(entry["error"])}
-    status = int(spec.get("status", 500))
-    message = str(spec.get("message") or f"scripted error {status}")
+    status, message, retry_after = _error_spec(entry)
     exc = CustomLLMError(status_code=status, message=message)
-    if spec.get("retry_after") is not None:
-        exc.retry_after = float(spec["retry_after"])
+    if retry_after is not None:
+        exc.retry_after = retry_after
     return exc  # type: ignore[no-any-return]
 
 
@@ -267,3 +303,30 @@ def make_handler() -> Any:
                 yield chunk
 
     return ScriptedLLM()
+
+
+async def feed(model: str, messages: Any, into: Any) -> None:
+    """One request to scripted/<name> without litellm: the next entry's reasoning, text and tool calls into
+    ``into`` (a streaming.Collected) piece by piece as the litellm path streams them, then its finish and usage;
+    ScriptError or ScriptedStatusError as that path's errors."""
+    from forge_lsp.domain.messages import Usage
+
+    entry = next_entry(model[len(PROVIDER) + 1 :] if model.startswith(PROVIDER + "/") else model)
+    if entry.get("delay_ms"):
+        await asyncio.sleep(float(entry["delay_ms"]) / 1000)
+    if "error" in entry:
+        status, message, retry_after = _error_spec(entry)
+        raise (Timeout if status == 408 else ScriptedStatusError)(status, message, retry_after)
+    text = str(entry.get("text") or "")
+    for piece in _words(str(entry.get("reasoning") or "")):
+        into.add_reasoning(piece)
+        await asyncio.sleep(0)
+    for piece in _words(text):
+        into.add_text(piece)
+        await asyncio.sleep(0)
+    calls = _tool_calls(entry)
+    for call in calls:
+        into.add_call(call["index"], call["id"], call["name"], call["arguments"])
+    into.finish = "tool_calls" if calls else "stop"
+    usage = _usage(entry, messages, max(1, len(text.split(" "))))
+    into.usage = Usage(usage["prompt_tokens"], usage["completion_tokens"], usage.get("cache_read_input_tokens", 0))
