@@ -280,7 +280,8 @@ async def test_streamed_reasoning_is_stored_bounded_and_sent_back(workspace: Pat
     from forge_lsp.state.store import StateStore
 
     (workspace / "a.txt").write_text("alpha\n")
-    long_thought = " ".join(["think"] * (MAX_REPLY_CHARS // 5 + 50))
+    # Past the bound in 1,000-character words (the stub streams a word per chunk: 40,000 chunks of "think" took 90 s).
+    long_thought = " ".join(["think" * 200] * (MAX_REPLY_CHARS // 1000 + 5))
     behaviours = [
         {"reasoning": "I should read a.txt first.", "tool": "read", "arguments": json.dumps({"file_path": "a.txt"})},
         {"reasoning": long_thought, "text": "It says alpha."},
@@ -298,7 +299,7 @@ async def test_streamed_reasoning_is_stored_bounded_and_sent_back(workspace: Pat
         store.close()
     thoughts = [m.reasoning for m in history if m.role == "assistant"]
     assert thoughts[0] is not None and thoughts[0].strip() == "I should read a.txt first."
-    assert thoughts[-1] is not None and len(thoughts[-1]) == MAX_REPLY_CHARS and thoughts[-1].startswith("think think")
+    assert thoughts[-1] is not None and len(thoughts[-1]) == MAX_REPLY_CHARS and thoughts[-1].startswith("thinkthink")
 
 
 async def test_compaction_keeps_the_last_reasoning_it_summarizes(workspace: Path) -> None:
