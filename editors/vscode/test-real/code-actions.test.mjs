@@ -63,22 +63,16 @@ describe("real VS Code: Forge's code actions", { skip, timeout: 400_000 }, () =>
   /**
    * Opens the Quick Fix menu (Ctrl+.) and picks the action whose title starts with `title`. The menu
    * lists what the providers answered when it opened: on a loaded machine the language servers may
-   * not have answered yet, so it is opened again (as a person would) until the action is there.
+   * not have answered yet (or the key went to a notification still closing), so it is opened again, as
+   * a person would, until the action is there. `place` puts the cursor or the selection where the menu
+   * is wanted, before each try: dismissing an empty menu may leave the selection gone.
    */
-  async function quickFix(title) {
+  async function quickFix(title, place) {
     const page = vs.page;
     const row = page.locator(".action-widget .monaco-list-row", { hasText: title }).first();
     for (let attempt = 1; ; attempt++) {
-      if (attempt % 2 === 1) {
-        await page.keyboard.press("Control+.");
-      } else {
-        // Or the lightbulb in the gutter, clicked; where it is not shown (yet), Ctrl+. again.
-        try {
-          await page.locator(".monaco-editor .lightBulbWidget, .monaco-editor .lightbulb-glyph").first().click({ timeout: 10_000 });
-        } catch {
-          await page.keyboard.press("Control+.");
-        }
-      }
+      await place();
+      await page.keyboard.press("Control+.");
       try {
         await row.waitFor({ state: "visible", timeout: 15_000 });
         break;
@@ -101,10 +95,11 @@ describe("real VS Code: Forge's code actions", { skip, timeout: 400_000 }, () =>
     await vs.page.keyboard.press("Enter");
     // VS Code's TypeScript extension publishes the error (source "ts", code 2322).
     await vs.page.locator(".monaco-editor .squiggly-error").first().waitFor({ state: "attached", timeout: 120_000 });
-    await vs.page.locator(".monaco-editor .view-lines").first().click();
-    await vs.page.keyboard.press("Control+Home");
-    for (let i = 0; i < 8; i++) await vs.page.keyboard.press("ArrowRight"); // on "total", where the error is
-    await quickFix("Forge: Fix Type 'string' is not assignable to type 'number'");
+    await quickFix("Forge: Fix Type 'string' is not assignable to type 'number'", async () => {
+      await vs.page.locator(".monaco-editor .view-lines").first().click();
+      await vs.page.keyboard.press("Control+Home");
+      for (let i = 0; i < 8; i++) await vs.page.keyboard.press("ArrowRight"); // on "total", where the error is
+    });
     // The extension runs it like Forge: Run Agent: a progress notification with Cancel.
     const progress = await vs.waitToast(/^Forge/, 20_000);
     assert.ok(progress.buttons.includes("Cancel"), JSON.stringify(progress));
@@ -119,11 +114,12 @@ describe("real VS Code: Forge's code actions", { skip, timeout: 400_000 }, () =>
 
   it("on a selection, Forge: Edit selection… asks for the instruction, then runs a turn on the lines", async () => {
     await vs.clearNotifications();
-    await vs.page.locator(".monaco-editor .view-lines").first().click();
-    await vs.page.keyboard.press("Control+Home");
-    await vs.page.keyboard.press("Shift+ArrowDown");
-    await vs.page.keyboard.press("Shift+End");
-    await quickFix("Forge: Edit selection");
+    await quickFix("Forge: Edit selection", async () => {
+      await vs.page.locator(".monaco-editor .view-lines").first().click();
+      await vs.page.keyboard.press("Control+Home");
+      await vs.page.keyboard.press("Shift+ArrowDown");
+      await vs.page.keyboard.press("Shift+End");
+    });
     await vs.answerInput("rename total to sum", "Forge: edit the selection how?");
     await vs.waitToast(/^Forge: turn completed \(1 request, 0 tool calls, 0 failures\)$/);
     await vs.shot("edit-completed");
