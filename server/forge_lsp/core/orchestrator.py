@@ -152,7 +152,7 @@ class _Turn:
     failures: int = 0
     texts: list[str] = field(default_factory=list)
     signatures: list[tuple[str, str]] = field(default_factory=list)
-    """The last tool calls (name, arguments), for the doom-loop check; kept as messages are appended."""
+    """The last tool calls (name, normalized arguments), for the doom-loop check; kept as messages are appended."""
     hooks: list[TurnHook] = field(default_factory=list)
     """This turn's policies (core/hooks), each with its own state for the turn."""
     started: float = field(default_factory=time.perf_counter)
@@ -323,7 +323,7 @@ class Orchestrator:
         turn.history.append(message)
         turn.wire.append(message.to_dict())
         if message.tool_calls:
-            turn.signatures.extend((c.name, c.arguments_json) for c in message.tool_calls)
+            turn.signatures.extend(doom_loop.signature(c) for c in message.tool_calls)
             del turn.signatures[: -doom_loop.WINDOW]
         return row
 

@@ -1,10 +1,17 @@
-"""Doom-loop detection: the same tool calls repeated at the end of the history."""
+"""Doom-loop detection: the same tool calls repeated at the end of the history.
+
+Calls are compared by tool name and normalized arguments: a model that writes ``{"file_path": "a"}`` and then
+``{ "file_path" : "a" }`` made the same call twice (key order and whitespace do not matter). Arguments that
+are not JSON compare as their raw text.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 
-from forge_lsp.domain.messages import ChatMessage
+from forge_lsp.domain.messages import ChatMessage, ToolCall
 
 THRESHOLD = 3
 MAX_PATTERN = 8
@@ -14,21 +21,47 @@ MAX_PATTERN = 8
 WINDOW = THRESHOLD * MAX_PATTERN + MAX_PATTERN
 """How many of the latest tool calls the check needs to see."""
 
+Signature = tuple[str, str]
+"""(tool name, normalized arguments) of one call; arguments longer than DIGEST_OVER as their digest."""
 
-def call_signatures(messages: Sequence[ChatMessage], limit: int = WINDOW) -> list[tuple[str, str]]:
-    """(tool name, arguments) of the last ``limit`` assistant tool calls, in order."""
-    found: list[tuple[str, str]] = []
+DIGEST_OVER = 256
+"""Longer normalized arguments are kept as a digest: the window holds many calls, a write's content may be megabytes."""
+
+
+def normalized(arguments_json: str) -> str:
+    """The arguments as one canonical text (sorted keys, no whitespace), or the raw text when it is not JSON."""
+    try:
+        value = json.loads(arguments_json or "{}")
+    except (ValueError, RecursionError):
+        return arguments_json
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    except (ValueError, RecursionError):  # nested past what dumps recurses into: the raw text still compares
+        return arguments_json
+
+
+def signature(call: ToolCall) -> Signature:
+    """What a call is compared by: its tool and its normalized arguments."""
+    text = normalized(call.arguments_json)
+    if len(text) > DIGEST_OVER:
+        text = "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return (call.name, text)
+
+
+def call_signatures(messages: Sequence[ChatMessage], limit: int = WINDOW) -> list[Signature]:
+    """The signatures of the last ``limit`` assistant tool calls, in order."""
+    found: list[Signature] = []
     for message in reversed(messages):
         if message.role == "assistant":
             for c in reversed(message.tool_calls):
-                found.append((c.name, c.arguments_json))
+                found.append(signature(c))
             if len(found) >= limit:
                 break
     found.reverse()
     return found[-limit:]
 
 
-def trailing_repetitions(items: Sequence[tuple[str, str]]) -> int:
+def trailing_repetitions(items: Sequence[Signature]) -> int:
     """How many times the longest-repeating trailing pattern repeats (1 if none)."""
     best = 1
     n = len(items)
