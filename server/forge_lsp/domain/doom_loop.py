@@ -19,13 +19,18 @@ MAX_PATTERN = 8
 
 
 WINDOW = THRESHOLD * MAX_PATTERN + MAX_PATTERN
-"""How many of the latest tool calls the check needs to see."""
+"""How many of the latest tool calls the reminder needs to see."""
 
 Signature = tuple[str, str]
 """(tool name, normalized arguments) of one call; arguments longer than DIGEST_OVER as their digest."""
 
 DIGEST_OVER = 256
 """Longer normalized arguments are kept as a digest: the window holds many calls, a write's content may be megabytes."""
+
+
+def window(limit: int) -> int:
+    """How many of the latest tool calls the checks need to see, for a hard stop at ``limit`` repetitions."""
+    return max(THRESHOLD, limit) * MAX_PATTERN + MAX_PATTERN
 
 
 def normalized(arguments_json: str) -> str:
@@ -61,14 +66,37 @@ def call_signatures(messages: Sequence[ChatMessage], limit: int = WINDOW) -> lis
     return found[-limit:]
 
 
-def trailing_repetitions(items: Sequence[Signature]) -> int:
-    """How many times the longest-repeating trailing pattern repeats (1 if none)."""
-    best = 1
+def trailing_pattern(items: Sequence[Signature]) -> tuple[int, int]:
+    """(repetitions, size) of the longest-repeating trailing pattern: (1, 1) if nothing repeats.
+
+    Of patterns that repeat equally often the shortest wins: A A A A is A four times, not A A twice."""
+    best, best_size = 1, 1
     n = len(items)
     for size in range(1, min(n // 2, MAX_PATTERN) + 1):
         pattern = items[n - size :]
         reps = 1
         while (reps + 1) * size <= n and items[n - (reps + 1) * size : n - reps * size] == pattern:
             reps += 1
-        best = max(best, reps)
-    return best
+        if reps > best:
+            best, best_size = reps, size
+    return best, best_size
+
+
+def trailing_repetitions(items: Sequence[Signature]) -> int:
+    """How many times the longest-repeating trailing pattern repeats (1 if none)."""
+    return trailing_pattern(items)[0]
+
+
+def repeated_call(items: Sequence[Signature], batch: int, limit: int) -> tuple[int, int] | None:
+    """Where a batch of calls reaches the hard stop: (index in the batch, pattern size) of its first call
+    that makes the same call, or the same pattern of calls, ``limit`` times in a row; None if none does.
+
+    ``items`` are the signatures of the turn's calls, the batch's ``batch`` calls last. ``limit`` 0 is off."""
+    if limit <= 0:
+        return None
+    start = len(items) - batch
+    for i in range(max(0, start), len(items)):
+        reps, size = trailing_pattern(items[: i + 1])
+        if reps >= limit:
+            return i - start, size
+    return None
