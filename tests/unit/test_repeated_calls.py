@@ -248,3 +248,10 @@ def test_one_is_refused_with_the_reason(workspace: Path) -> None:
     (problem,) = eff.problems
     assert problem.key == "max_repeated_calls_per_turn" and "0 (off) or at least 2" in problem.message
     assert eff.config.max_repeated_calls_per_turn == 6
+
+
+def test_the_editor_setting_is_the_key_in_camel_case(workspace: Path) -> None:
+    ld = config_loader(workspace, "")
+    ld.set_editor({"maxRepeatedCallsPerTurn": 0})  # VS Code's forge.maxRepeatedCallsPerTurn, Neovim's settings
+    eff = ld.load(trusted=False)
+    assert eff.config.max_repeated_calls_per_turn == 0 and eff.sources["max_repeated_calls_per_turn"] == "editor"
