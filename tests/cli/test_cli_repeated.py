@@ -49,8 +49,11 @@ def test_identical_repeats_exit_3_and_the_sixth_is_not_run(
     assert p.returncode == 3, p.stdout + p.stderr
     lines = p.stdout.splitlines()
     assert lines.count("  ✓ write ok") == 5
-    (stopped,) = [line for line in lines if line.startswith("  ✗ write failed")]
-    assert stopped.startswith("  ✗ write failed: not run: the same write call was made 6 times in a row"), stopped
+    (stopped,) = [line for line in lines if line.startswith("  ⊘")]
+    assert stopped == (
+        "  ⊘ write not run: the same write call was made 6 times in a row, the limit (max_repeated_calls_per_turn), "
+        "and the turn was interrupted"
+    ), stopped
     assert "  ⛔ interrupted: MaxRepeatedCallsReached {limit: 6, tool: write}" in lines
     assert (
         "     Repeated call limit (6) reached for this turn: write was called 6 times in a row with the same arguments; "
@@ -60,6 +63,7 @@ def test_identical_repeats_exit_3_and_the_sixth_is_not_run(
     assert "■ turn interrupted: 6 requests, 6 tool calls, 0 failures, 1 file changed;" in p.stdout, p.stdout
     text = transcript(workspace)
     assert "## Interrupted: MaxRepeatedCallsReached" in text and "`MaxRepeatedCallsReached {limit: 6, tool: write}`" in text
+    assert text.count("**Result:**") == 5 and text.count("**Not run:**") == 1 and "**Failed:**" not in text
     record_reliability(
         "a model writing the same file with the same content again and again, each write succeeding (forge-lsp run)",
         "8 identical writes scripted",

@@ -70,11 +70,13 @@ WORD_ENDS = (" ", "\n", "\t", ".", ",", ";", "!", "?", ")", "]", "}", '"', "'", 
 Emit = Callable[[Event], None]
 
 CANCELLED_RESULT = "the tool call was cancelled: the user cancelled the turn before it returned"
-NOT_RUN_REPEATED = (
-    "not run: {what} was made {limit} times in a row, the limit (max_repeated_calls_per_turn), and the turn was "
+NOT_RUN_REPEATED = doom_loop.NOT_RUN + (
+    "{what} was made {limit} times in a row, the limit (max_repeated_calls_per_turn), and the turn was "
     "interrupted. Do not make the same call again: change the approach, or answer with what you have"
 )
-NOT_RUN_AFTER = "not run: an earlier call of this reply reached max_repeated_calls_per_turn and the turn was interrupted"
+NOT_RUN_AFTER = (
+    doom_loop.NOT_RUN + "an earlier call of this reply reached max_repeated_calls_per_turn and the turn was interrupted"
+)
 
 
 def tool_call_error(cause: str, reflection: str) -> str:

@@ -28,6 +28,10 @@ DIGEST_OVER = 256
 """Longer normalized arguments are kept as a digest: the window holds many calls, a write's content may be megabytes."""
 
 
+NOT_RUN = "not run: "
+"""How the result of a call the repeated-call stop kept from running begins (what surfaces tell from a failure)."""
+
+
 def window(limit: int) -> int:
     """How many of the latest tool calls the checks need to see, for a hard stop at ``limit`` repetitions."""
     return max(THRESHOLD, limit) * MAX_PATTERN + MAX_PATTERN
