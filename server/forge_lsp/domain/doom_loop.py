@@ -37,10 +37,12 @@ def window(limit: int) -> int:
     return max(THRESHOLD, limit) * MAX_PATTERN + MAX_PATTERN
 
 
-def normalized(arguments_json: str) -> str:
-    """The arguments as one canonical text (sorted keys, no whitespace), or the raw text when it is not JSON."""
+def normalized(arguments_json: str, parsed: object = None) -> str:
+    """The arguments as one canonical text (sorted keys, no whitespace), or the raw text when it is not JSON.
+
+    ``parsed``: the arguments already parsed (a call's own parse, so a write of megabytes is not parsed twice)."""
     try:
-        value = json.loads(arguments_json or "{}")
+        value = json.loads(arguments_json or "{}") if parsed is None else parsed
     except (ValueError, RecursionError):
         return arguments_json
     try:
@@ -51,7 +53,7 @@ def normalized(arguments_json: str) -> str:
 
 def signature(call: ToolCall) -> Signature:
     """What a call is compared by: its tool and its normalized arguments."""
-    text = normalized(call.arguments_json)
+    text = normalized(call.arguments_json, call.arguments)
     if len(text) > DIGEST_OVER:
         text = "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     return (call.name, text)
