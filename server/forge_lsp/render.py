@@ -76,10 +76,9 @@ def format_event(event: Mapping[str, Any]) -> str | None:
     if kind == "toolCallFinished":
         if event.get("ok"):
             return f"  ✓ {event['tool']} ok"
-        output = str(event.get("output", ""))
-        if output.startswith(NOT_RUN):  # kept from running by the repeated-call stop: no failure of the tool's
-            return f"  ⊘ {event['tool']} not run: {output.removeprefix(NOT_RUN).split('. ', 1)[0]}"
         cause = str(event.get("output", "")).split("<cause>", 1)[-1].split("</cause>", 1)[0]
+        if cause.startswith(NOT_RUN):  # kept from running by the repeated-call stop: no failure of the tool's
+            return f"  ⊘ {event['tool']} not run: {cause.removeprefix(NOT_RUN).split('. ', 1)[0]}"
         return f"  ✗ {event['tool']} failed: {cause.strip().splitlines()[0] if cause.strip() else ''}"
     if kind == "retry":
         budget = f"{event['attemptsLeft']} of {event['limit']} attempts left"

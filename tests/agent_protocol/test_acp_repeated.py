@@ -50,7 +50,7 @@ async def test_repeats_end_the_turn_with_the_reason_and_the_next_prompt_goes_on(
     finals = {u.tool_call_id: u for u in client.of("tool_call_update") if u.status in ("completed", "failed")}
     assert [finals[c.tool_call_id].status for c in calls] == ["completed"] * 5 + ["failed"]
     last = finals[calls[-1].tool_call_id].content[0].content.text
-    assert last.startswith("not run: the same shell call was made 6 times in a row")
+    assert last.startswith("<tool_call_error><cause>not run: the same shell call was made 6 times in a row")
     assert again.stop_reason == "end_turn" and again.field_meta["forge"]["status"] == "completed"
     assert "Stopped repeating." in client.text()
     record_reliability(

@@ -63,7 +63,9 @@ async def test_identical_repeats_interrupt_with_their_own_error_and_the_continue
     assert interrupt.message == error.message
     # The sixth call is shown as a call that did not run, saying why.
     last = [e for e in events(client) if e.type == "toolCallFinished"][-1]
-    assert last.ok is False and last.output.startswith("not run: the same shell call was made 6 times in a row")
+    assert last.ok is False and last.output.startswith(
+        "<tool_call_error><cause>not run: the same shell call was made 6 times in a row"
+    )
     await until(lambda: len(client.answers.requests) == 1)  # type: ignore[attr-defined]
     (offer,) = client.answers.requests  # type: ignore[attr-defined]
     assert offer.type == t.MessageType.Warning and "Repeated call limit (6)" in offer.message

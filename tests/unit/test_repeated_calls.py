@@ -7,8 +7,11 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from forge_lsp.acp.conversions import history_updates
 from forge_lsp.config import ConfigLoader
+from forge_lsp.core.compaction import summary_data
 from forge_lsp.core.orchestrator import TurnRequest
+from forge_lsp.core.session import Session
 from forge_lsp.domain import doom_loop
 from forge_lsp.domain.config import ForgeConfig
 from forge_lsp.domain.events import MaxRepeatedCallsReached, TurnStatus
@@ -63,7 +66,7 @@ async def test_byte_identical_repeats_are_stopped_at_the_limit_and_the_last_is_n
     assert [r.kind for r in h.of("reminder")] == ["doomLoop"]
     history = h.store.history(summary.conversation_id)
     assert history[-1].role == "tool" and history[-1].tool_call_id == "c5"
-    assert history[-1].content.startswith("not run: the same shell call was made 6 times in a row")
+    assert history[-1].content.startswith("<tool_call_error><cause>not run: the same shell call was made 6 times in a row")
     finished = h.of("toolCallFinished")
     assert [f.ok for f in finished] == [True] * 5 + [False] and finished[-1].output == history[-1].content
     assert summary.reason.describe() == (
@@ -110,7 +113,9 @@ async def test_a_loop_of_two_alternating_calls_is_stopped(workspace: Path) -> No
         "the last read call was not run"
     )
     history = h.store.history(summary.conversation_id)
-    assert history[-1].content.startswith("not run: the same sequence of calls (shell, read) was made 6 times in a row")
+    assert history[-1].content.startswith(
+        "<tool_call_error><cause>not run: the same sequence of calls (shell, read) was made 6 times in a row"
+    )
 
 
 async def test_the_limit_reached_inside_one_reply_runs_the_calls_before_it(workspace: Path) -> None:
@@ -122,8 +127,10 @@ async def test_the_limit_reached_inside_one_reply_runs_the_calls_before_it(works
     # Every call of the reply has its result (the conversation stays valid for Continue): the rest say why.
     results = [m for m in h.store.history(summary.conversation_id) if m.role == "tool"]
     assert [m.tool_call_id for m in results] == [f"b{i}" for i in range(8)]
-    assert results[5].content.startswith("not run: the same shell call was made 6 times")
-    assert results[6].content == results[7].content and results[6].content.startswith("not run: an earlier call")
+    assert results[5].content.startswith("<tool_call_error><cause>not run: the same shell call was made 6 times")
+    assert results[6].content == results[7].content and results[6].content.startswith(
+        "<tool_call_error><cause>not run: an earlier call"
+    )
 
 
 async def test_different_calls_in_between_start_the_count_over(workspace: Path) -> None:
@@ -167,7 +174,7 @@ async def test_continue_after_the_interrupt_goes_on_with_a_fresh_count(workspace
     sent = model.requests[6]
     calls = [c["id"] for m in sent if m["role"] == "assistant" for c in m.get("tool_calls") or []]
     assert calls == [m["tool_call_id"] for m in tool_messages(sent)]
-    assert tool_messages(sent)[-1]["content"].startswith("not run:")
+    assert tool_messages(sent)[-1]["content"].startswith("<tool_call_error><cause>not run:")
 
 
 def test_signatures_compare_parsed_arguments() -> None:
@@ -255,3 +262,22 @@ def test_the_editor_setting_is_the_key_in_camel_case(workspace: Path) -> None:
     ld.set_editor({"maxRepeatedCallsPerTurn": 0})  # VS Code's forge.maxRepeatedCallsPerTurn, Neovim's settings
     eff = ld.load(trusted=False)
     assert eff.config.max_repeated_calls_per_turn == 0 and eff.sources["max_repeated_calls_per_turn"] == "editor"
+
+
+async def test_what_reads_the_history_takes_a_call_not_run_for_one_that_did_not_succeed(workspace: Path) -> None:
+    """A resumed ACP session shows it failed, the todo list restored is the last one that was set, and compaction's
+    summary marks it unsuccessful: the not-run result is a <tool_call_error> like a failure's."""
+    plan_a = call("todo_write", todos=[{"content": "plan A", "status": "pending"}])
+    plan_b = call("todo_write", todos=[{"content": "plan B", "status": "pending"}])
+    replies = [tools(replace(c, id=f"{c.name}-{i}")) for i, c in enumerate([plan_a, plan_b] * 3)]
+    h = Harness(workspace, FakeModel([*replies, answer("never asked")]), replace(ForgeConfig(), max_repeated_calls_per_turn=2))
+    summary = await h.run()
+    assert summary.to_dict()["reason"] == {"kind": "MaxRepeatedCallsReached", "limit": 2, "tool": "todo_write"}
+    history = h.store.history(summary.conversation_id)
+    assert history[-1].tool_call_id == "todo_write-3"  # plan B, the second time: not run
+    session = Session(summary.conversation_id, files=None)  # type: ignore[arg-type]  # (its todos need no files)
+    assert session.restore_todos(history) == [{"content": "plan A", "status": "pending"}]
+    finished = [u for u in history_updates(history, workspace) if u.session_update == "tool_call_update"]
+    assert [u.status for u in finished] == ["completed"] * 3 + ["failed"]
+    success = [c["tool_call"]["is_success"] for b in summary_data(history)["messages"] for c in b["contents"] if c["tool_call"]]
+    assert success == [True] * 3 + [False]

@@ -557,8 +557,10 @@ class Orchestrator:
         reason = self._repeat_reason(turn, reply)
         what = f"the same sequence of calls ({', '.join(reason.pattern)})" if size > 1 else f"the same {reason.tool} call"
         turn_id = turn.request.turn_id
+        reflection = self.templates.render(ERROR_REFLECTION, {})
         for i, call in enumerate(reply.tool_calls[index:]):
-            output = NOT_RUN_REPEATED.format(what=what, limit=reason.limit) if i == 0 else NOT_RUN_AFTER
+            cause = NOT_RUN_REPEATED.format(what=what, limit=reason.limit) if i == 0 else NOT_RUN_AFTER
+            output = tool_call_error(cause, reflection)
             kind = tool_catalog.kind_of(call.name)
             emit(ToolCallStarted(turn_id, call.name, call.id, call.arguments_json, describe(call), kind))
             turn.tool_calls += 1

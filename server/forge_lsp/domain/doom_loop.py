@@ -29,7 +29,16 @@ DIGEST_OVER = 256
 
 
 NOT_RUN = "not run: "
-"""How the result of a call the repeated-call stop kept from running begins (what surfaces tell from a failure)."""
+"""How the cause of a call the repeated-call stop kept from running begins (what surfaces tell from a failure).
+
+The result is a <tool_call_error> like a failure's, so that what reads the history (a resumed ACP session, the
+todo list restored, compaction's summary) never takes the call for one that succeeded."""
+TOOL_ERROR_CAUSE = "<tool_call_error><cause>"
+
+
+def was_not_run(output: str) -> bool:
+    """Whether a call's output says the repeated-call stop kept it from running."""
+    return output.removeprefix(TOOL_ERROR_CAUSE).startswith(NOT_RUN)
 
 
 def window(limit: int) -> int:

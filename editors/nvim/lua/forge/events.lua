@@ -102,14 +102,14 @@ local function format_event(e)
     if e.ok then
       return "  ✓ " .. e.tool
     end
+    -- The failure's cause, as the CLI prints it (the output holds <cause>...</cause> and the reflection).
     local output = type(e.output) == "string" and e.output or ""
+    local cause = output:match("<cause>(.-)</cause>") or output
     -- A call the repeated-call stop kept from running: no failure of the tool's. Its first sentence, as the CLI.
-    local not_run = output:match("^not run: (.*)")
+    local not_run = cause:match("^not run: (.*)")
     if not_run then
       return "  ⊘ " .. e.tool .. " not run: " .. (not_run:match("^(.-)%. ") or not_run)
     end
-    -- The failure's cause, as the CLI prints it (the output holds <cause>...</cause> and the reflection).
-    local cause = output:match("<cause>(.-)</cause>") or output
     cause = vim.trim(cause):match("^[^\n]*")
     return "  ✗ " .. e.tool .. " failed" .. (cause ~= "" and (": " .. cause) or "")
   elseif t == "retry" then
