@@ -6,6 +6,7 @@ import textwrap
 from collections.abc import Mapping
 from typing import Any, TextIO
 
+from forge_lsp.domain.doom_loop import NOT_RUN
 from forge_lsp.domain.events import REMINDER_KINDS, format_reason, own_prompt, range_lines
 from forge_lsp.redact import redact
 
@@ -76,6 +77,8 @@ def format_event(event: Mapping[str, Any]) -> str | None:
         if event.get("ok"):
             return f"  ✓ {event['tool']} ok"
         cause = str(event.get("output", "")).split("<cause>", 1)[-1].split("</cause>", 1)[0]
+        if cause.startswith(NOT_RUN):  # kept from running by the repeated-call stop: no failure of the tool's
+            return f"  ⊘ {event['tool']} not run: {cause.removeprefix(NOT_RUN).split('. ', 1)[0]}"
         return f"  ✗ {event['tool']} failed: {cause.strip().splitlines()[0] if cause.strip() else ''}"
     if kind == "retry":
         budget = f"{event['attemptsLeft']} of {event['limit']} attempts left"

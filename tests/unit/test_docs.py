@@ -139,7 +139,7 @@ def test_every_command_and_event_type_is_in_the_design() -> None:
     assert len(kinds) >= 8
     for kind in kinds:
         assert f"| `{kind}` |" in text, kind
-    for code in ("tool-retry", "max-tool-failure-per-turn", "max-requests-per-turn"):
+    for code in ("tool-retry", "max-tool-failure-per-turn", "max-requests-per-turn", "max-repeated-calls-per-turn"):
         assert f"`{code}`" in text
 
 

@@ -59,6 +59,7 @@ function readSettings(): ForgeSettings {
     model: c.get<string | null>("model"),
     maxToolFailurePerTurn: c.get<number | null>("maxToolFailurePerTurn"),
     maxRequestsPerTurn: c.get<number | null>("maxRequestsPerTurn"),
+    maxRepeatedCallsPerTurn: c.get<number | null>("maxRepeatedCallsPerTurn"),
     mcpServers: c.get<Record<string, unknown> | null>("mcpServers"),
   };
 }

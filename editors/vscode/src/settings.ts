@@ -8,6 +8,7 @@ export interface ForgeSettings {
   model?: string | null;
   maxToolFailurePerTurn?: number | null;
   maxRequestsPerTurn?: number | null;
+  maxRepeatedCallsPerTurn?: number | null;
   trace?: { server?: string };
   mcpServers?: Record<string, unknown> | null;
 }

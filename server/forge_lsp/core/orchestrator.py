@@ -27,6 +27,7 @@ from forge_lsp.domain.events import (
     Interrupt,
     InterruptReason,
     LlmRetry,
+    MaxRepeatedCallsReached,
     MaxRequestPerTurnLimitReached,
     MaxToolFailurePerTurnLimitReached,
     ModelNotice,
@@ -69,6 +70,13 @@ WORD_ENDS = (" ", "\n", "\t", ".", ",", ";", "!", "?", ")", "]", "}", '"', "'", 
 Emit = Callable[[Event], None]
 
 CANCELLED_RESULT = "the tool call was cancelled: the user cancelled the turn before it returned"
+NOT_RUN_REPEATED = doom_loop.NOT_RUN + (
+    "{what} was made {limit} times in a row, the limit (max_repeated_calls_per_turn), and the turn was "
+    "interrupted. Do not make the same call again: change the approach, or answer with what you have"
+)
+NOT_RUN_AFTER = (
+    doom_loop.NOT_RUN + "an earlier call of this reply reached max_repeated_calls_per_turn and the turn was interrupted"
+)
 
 
 def tool_call_error(cause: str, reflection: str) -> str:
@@ -152,7 +160,11 @@ class _Turn:
     failures: int = 0
     texts: list[str] = field(default_factory=list)
     signatures: list[tuple[str, str]] = field(default_factory=list)
-    """The last tool calls (name, arguments), for the doom-loop check; kept as messages are appended."""
+    """The last tool calls (name, normalized arguments), for the doom-loop checks; kept as messages are appended."""
+    own_calls: int = 0
+    """How many of the calls in ``signatures`` are this turn's: the hard stop counts only those (Continue starts over)."""
+    repeated: tuple[int, int] | None = None
+    """The latest reply's call that reached max_repeated_calls_per_turn (index, pattern size): it and the rest stay unrun."""
     hooks: list[TurnHook] = field(default_factory=list)
     """This turn's policies (core/hooks), each with its own state for the turn."""
     started: float = field(default_factory=time.perf_counter)
@@ -312,7 +324,7 @@ class Orchestrator:
         if self.system_prompt:
             turn.prefix.append({"role": "system", "content": self.system_prompt})
         turn.compactions = self.store.compactions(request.conversation_id)
-        turn.signatures = doom_loop.call_signatures(history)
+        turn.signatures = doom_loop.call_signatures(history, self._window())
         self._append(turn, ChatMessage("user", request.prompt))
         # Built with the prompt in the history: a new conversation's first message is the prompt the context opens.
         turn.wire = build_wire(turn.prefix, turn.history, turn.compactions, self.workspace_context)
@@ -323,9 +335,13 @@ class Orchestrator:
         turn.history.append(message)
         turn.wire.append(message.to_dict())
         if message.tool_calls:
-            turn.signatures.extend((c.name, c.arguments_json) for c in message.tool_calls)
-            del turn.signatures[: -doom_loop.WINDOW]
+            turn.signatures.extend(doom_loop.signature(c) for c in message.tool_calls)
+            turn.own_calls += len(message.tool_calls)
+            del turn.signatures[: -self._window()]
         return row
+
+    def _window(self) -> int:
+        return doom_loop.window(self.config.max_repeated_calls_per_turn)
 
     async def _loop(self, turn: _Turn, emit: Emit) -> tuple[TurnStatus, InterruptReason | None]:
         turn_id = turn.request.turn_id
@@ -357,13 +373,19 @@ class Orchestrator:
                         self._remind(turn, hook, reminder, emit)
                     continue
                 return TurnStatus.COMPLETED, None
-            yields = await self._run_tools(turn, reply, emit)
+            turn.repeated = self._repeated(turn, reply)
+            run = reply if turn.repeated is None else replace(reply, tool_calls=reply.tool_calls[: turn.repeated[0]])
+            yields = await self._run_tools(turn, run, emit) if run.tool_calls else False
+            if turn.repeated is not None:
+                self._not_run(turn, reply, emit)
             if turn.tracker.limit_reached():
                 tracker = turn.tracker
                 errors = {n: tracker.error_count(n) for n in tracker.errors()}
                 fired = {n: tracker.limit_for(n) for n in tracker.maxed_out_tools()}
                 keys = {n: k for n in fired if (k := tracker.limit_key(n)) not in (None, n)}
                 return TurnStatus.INTERRUPTED, MaxToolFailurePerTurnLimitReached(tracker.limit, errors, fired, keys)
+            if turn.repeated is not None:
+                return TurnStatus.INTERRUPTED, self._repeat_reason(turn, reply)
             if yields:
                 return TurnStatus.COMPLETED, None
             if turn.requests >= self.config.max_requests_per_turn:
@@ -487,7 +509,9 @@ class Orchestrator:
         tracker.adjust_record(r for r, _, _, _ in done)
         # After this batch the turn may stop (a limit, followup, the request cap): then the notices go
         # into the history but no request carries them now, and the events must say so.
-        ends = tracker.limit_reached() or yields or turn.requests >= self.config.max_requests_per_turn
+        ends = (
+            tracker.limit_reached() or yields or turn.requests >= self.config.max_requests_per_turn or turn.repeated is not None
+        )
         for result, row, index, cause in done:
             if not result.is_error:
                 continue
@@ -500,6 +524,48 @@ class Orchestrator:
             turn.wire[index - len(turn.history)] = message.to_dict()
             emit(Retry(turn_id, result.name, result.call_id, left, limit, notice, cause, result.path, ends))
         return yields
+
+    def _repeated(self, turn: _Turn, reply: AssistantReply) -> tuple[int, int] | None:
+        """The reply's first call that makes the same call (or pattern of calls) max_repeated_calls_per_turn
+        times in a row in this turn: (its index in the reply, the pattern's size), or None."""
+        own = turn.signatures[-turn.own_calls :] if turn.own_calls else []
+        found = doom_loop.repeated_call(own, len(reply.tool_calls), self.config.max_repeated_calls_per_turn)
+        if found is not None:
+            call = reply.tool_calls[found[0]]
+            log.info(
+                "turn %s: %s repeated %d times in a row (max_repeated_calls_per_turn): not run",
+                turn.request.turn_id,
+                call.name,
+                self.config.max_repeated_calls_per_turn,
+            )
+        return found
+
+    def _repeat_reason(self, turn: _Turn, reply: AssistantReply) -> MaxRepeatedCallsReached:
+        assert turn.repeated is not None
+        index, size = turn.repeated
+        calls = list(reply.tool_calls[: index + 1])
+        # The pattern's tools, oldest first: the calls of this reply up to the stopped one, and before them this turn's.
+        tools = [name for name, _ in turn.signatures[: len(turn.signatures) - len(reply.tool_calls)]] + [c.name for c in calls]
+        pattern = tuple(tools[-size:]) if size > 1 else ()
+        return MaxRepeatedCallsReached(self.config.max_repeated_calls_per_turn, calls[-1].name, pattern)
+
+    def _not_run(self, turn: _Turn, reply: AssistantReply, emit: Emit) -> None:
+        """The calls the hard stop kept from running: each gets its result in the history (a conversation that
+        goes on, Continue, needs one per call) and its start and failed end on every surface."""
+        assert turn.repeated is not None
+        index, size = turn.repeated
+        reason = self._repeat_reason(turn, reply)
+        what = f"the same sequence of calls ({', '.join(reason.pattern)})" if size > 1 else f"the same {reason.tool} call"
+        turn_id = turn.request.turn_id
+        reflection = self.templates.render(ERROR_REFLECTION, {})
+        for i, call in enumerate(reply.tool_calls[index:]):
+            cause = NOT_RUN_REPEATED.format(what=what, limit=reason.limit) if i == 0 else NOT_RUN_AFTER
+            output = tool_call_error(cause, reflection)
+            kind = tool_catalog.kind_of(call.name)
+            emit(ToolCallStarted(turn_id, call.name, call.id, call.arguments_json, describe(call), kind))
+            turn.tool_calls += 1
+            self._append(turn, ChatMessage("tool", output, tool_call_id=call.id, name=call.name))
+            emit(ToolCallFinished(turn_id, call.name, call.id, False, output, None, kind))
 
     def _remind(self, turn: _Turn, hook: TurnHook, reminder: str | None, emit: Emit) -> None:
         """A hook's reminder, as the model reads it (a user message in <system_reminder>) and as the user sees

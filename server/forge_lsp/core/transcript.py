@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import IO
 
+from forge_lsp.domain.doom_loop import was_not_run
 from forge_lsp.domain.events import (
     AssistantText,
     Compacted,
@@ -153,7 +154,8 @@ class TranscriptWriter:
             self.call_lines[event.call_id] = line
         elif isinstance(event, ToolCallFinished):
             output = event.output if len(event.output) <= MAX_OUTPUT_CHARS else event.output[:MAX_OUTPUT_CHARS] + "\n... [cut]"
-            self._entry(f"**{'Result' if event.ok else 'Failed'}:**\n\n" + _fence(output))
+            label = "Result" if event.ok else "Not run" if was_not_run(output) else "Failed"
+            self._entry(f"**{label}:**\n\n" + _fence(output))
         elif isinstance(event, Retry):
             after = " (the turn stops here)" if event.ends_turn else ""
             self._entry(f"> Retry notice for {event.tool}: attempts remaining {event.attempts_left} of {event.limit}{after}\n")

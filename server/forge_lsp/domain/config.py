@@ -108,6 +108,14 @@ def _int_list(v: Any) -> tuple[int, ...]:
     return tuple(v)
 
 
+def _repeats(v: Any) -> int:
+    """max_repeated_calls_per_turn: 0 (off) or at least 2 (at 1 every call would be its own repeat)."""
+    n: int = _int(0)(v)
+    if n == 1:
+        raise ValueError("must be 0 (off) or at least 2, got 1 (every call would count as repeated)")
+    return n
+
+
 def _kind(v: Any) -> str:
     return {bool: "a boolean", int: "an integer", float: "a float", str: "a string", list: "a list", dict: "a table"}.get(
         type(v), type(v).__name__
@@ -200,6 +208,7 @@ KEYS: dict[str, KeySpec] = _table(
     KeySpec("api_base", _str, None, trust=SENDS_ELSEWHERE),
     KeySpec("max_tool_failure_per_turn", _int(0), 3, trust=None, looser=HIGHER),
     KeySpec("max_requests_per_turn", _int(1), 100, trust=None, looser=HIGHER),
+    KeySpec("max_repeated_calls_per_turn", _repeats, 6, trust=None, looser=HIGHER, zero_is_off=True),
     KeySpec("tool_timeout_secs", _int(1), 300, trust=None, looser=HIGHER),
     KeySpec("request_timeout_secs", _int(1), 300, trust=None, looser=HIGHER),
     KeySpec("temperature", _float(0.0), None, trust=None),
@@ -354,6 +363,8 @@ class ForgeConfig:
     api_base: str | None = _default("api_base")
     max_tool_failure_per_turn: int = _default("max_tool_failure_per_turn")
     max_requests_per_turn: int = _default("max_requests_per_turn")
+    max_repeated_calls_per_turn: int = _default("max_repeated_calls_per_turn")
+    """The same call (or sequence of calls) this many times in a row interrupts the turn; 0: never."""
     tool_timeout_secs: int = _default("tool_timeout_secs")
     request_timeout_secs: int = _default("request_timeout_secs")
     temperature: float | None = _default("temperature")

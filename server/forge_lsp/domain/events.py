@@ -22,6 +22,8 @@ def format_reason(reason: Mapping[str, Any]) -> str:
     errors = reason.get("errors")
     if isinstance(errors, Mapping):
         fields.append(f"errors: {format_errors(errors)}")
+    if "tool" in reason:
+        fields.append(f"tool: {reason['tool']}")
     return f"{reason.get('kind')} {{{', '.join(fields)}}}"
 
 
@@ -84,7 +86,36 @@ class MaxRequestPerTurnLimitReached:
         return f"The turn made {self.limit} model requests, its limit (max_requests_per_turn), and stopped"
 
 
-InterruptReason = MaxToolFailurePerTurnLimitReached | MaxRequestPerTurnLimitReached
+@dataclass(frozen=True)
+class MaxRepeatedCallsReached:
+    """The same tool call (same tool, same normalized arguments), or the same sequence of calls, was made
+    max_repeated_calls_per_turn times in a row; the call that reached the limit was not run."""
+
+    limit: int
+    tool: str
+    """The tool of the call that reached the limit (the one not run)."""
+    pattern: tuple[str, ...] = field(default=(), compare=False)
+    """The tools of the repeating sequence, where it is more than the one call. Not on the wire."""
+    kind: ClassVar[str] = "MaxRepeatedCallsReached"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire shape of the reason."""
+        return {"kind": self.kind, "limit": self.limit, "tool": self.tool}
+
+    def summary(self) -> str:
+        """One line: MaxRepeatedCallsReached {limit: 6, tool: write}."""
+        return format_reason(self.to_dict())
+
+    def describe(self) -> str:
+        """A sentence for people: what repeated, and that the last call was not run."""
+        if len(self.pattern) > 1:
+            what = f"the same {len(self.pattern)} calls ({', '.join(self.pattern)}) were made {self.limit} times in a row"
+        else:
+            what = f"{self.tool} was called {self.limit} times in a row with the same arguments"
+        return f"Repeated call limit ({self.limit}) reached for this turn: {what}; the last {self.tool} call was not run"
+
+
+InterruptReason = MaxToolFailurePerTurnLimitReached | MaxRequestPerTurnLimitReached | MaxRepeatedCallsReached
 
 
 class TurnStatus(StrEnum):

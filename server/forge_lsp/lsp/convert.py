@@ -4,12 +4,19 @@ from __future__ import annotations
 
 from lsprotocol import types as t
 
-from forge_lsp.domain.events import Interrupt, MaxToolFailurePerTurnLimitReached, Retry, ToolCallStarted
+from forge_lsp.domain.events import (
+    Interrupt,
+    MaxRepeatedCallsReached,
+    MaxToolFailurePerTurnLimitReached,
+    Retry,
+    ToolCallStarted,
+)
 
 SOURCE = "forge"
 CODE_RETRY = "tool-retry"
 CODE_MAX_TOOL_FAILURE = "max-tool-failure-per-turn"
 CODE_MAX_REQUESTS = "max-requests-per-turn"
+CODE_MAX_REPEATED = "max-repeated-calls-per-turn"
 
 
 def line_range(line: int) -> t.Range:
@@ -49,7 +56,12 @@ def retry_diagnostic(event: Retry, line: int, failures: int = 1) -> t.Diagnostic
 
 def interrupt_diagnostic(event: Interrupt, line: int) -> t.Diagnostic:
     """The Error for an interrupted turn."""
-    code = CODE_MAX_TOOL_FAILURE if isinstance(event.reason, MaxToolFailurePerTurnLimitReached) else CODE_MAX_REQUESTS
+    if isinstance(event.reason, MaxToolFailurePerTurnLimitReached):
+        code = CODE_MAX_TOOL_FAILURE
+    elif isinstance(event.reason, MaxRepeatedCallsReached):
+        code = CODE_MAX_REPEATED
+    else:
+        code = CODE_MAX_REQUESTS
     return t.Diagnostic(
         range=line_range(line),
         message=event.reason.describe(),

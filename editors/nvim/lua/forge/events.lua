@@ -105,6 +105,11 @@ local function format_event(e)
     -- The failure's cause, as the CLI prints it (the output holds <cause>...</cause> and the reflection).
     local output = type(e.output) == "string" and e.output or ""
     local cause = output:match("<cause>(.-)</cause>") or output
+    -- A call the repeated-call stop kept from running: no failure of the tool's. Its first sentence, as the CLI.
+    local not_run = cause:match("^not run: (.*)")
+    if not_run then
+      return "  ⊘ " .. e.tool .. " not run: " .. (not_run:match("^(.-)%. ") or not_run)
+    end
     cause = vim.trim(cause):match("^[^\n]*")
     return "  ✗ " .. e.tool .. " failed" .. (cause ~= "" and (": " .. cause) or "")
   elseif t == "retry" then

@@ -14,6 +14,10 @@ test("client-only and empty settings are not sent to the server", () => {
   assert.deepEqual(s, { model: "openai/gpt-4o", maxToolFailurePerTurn: 2 });
 });
 
+test("0 turns the repeated-call stop off: it is sent, not dropped as empty", () => {
+  assert.deepEqual(serverSettings({ maxRepeatedCallsPerTurn: 0, maxRequestsPerTurn: null }), { maxRepeatedCallsPerTurn: 0 });
+});
+
 test("initializationOptions wrap the settings", () => {
   assert.deepEqual(initializationOptions({ model: "" }), { settings: {}, workspaceTrusted: false });
   assert.deepEqual(initializationOptions({ model: "openai/gpt-4o" }, true), {
