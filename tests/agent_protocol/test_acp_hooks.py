@@ -119,7 +119,7 @@ async def test_an_untrusted_workspaces_hooks_never_run_and_are_said(workspace: P
     assert "is not trusted, so these workspace settings are ignored: hooks" in client.text()
 
 
-async def test_cancel_kills_a_sleeping_hook(workspace: Path, user_config: Path) -> None:
+async def test_cancel_kills_a_sleeping_hook(workspace: Path, user_config: Path, record_reliability: Any) -> None:
     marker = workspace / "hook-started"
     user_config.write_text(f'[[hooks]]\nevent = "pre_tool"\ncommand = "sleep 300 & touch {marker}; wait"\n')
     workspace_with(workspace, call("shell", command="touch ran"), {"text": "never"})
@@ -139,3 +139,8 @@ async def test_cancel_kills_a_sleeping_hook(workspace: Path, user_config: Path) 
         await ctx.__aexit__(None, None, None)
     assert result.stop_reason == "cancelled" and not (workspace / "ran").exists()
     assert left_running_in(workspace) == []
+    record_reliability(
+        "a pre_tool hook sleeping, with a background child, when the turn is cancelled",
+        "session/cancel from an ACP client",
+        "the hook's process group killed: no process left in the workspace; the turn cancelled, the call not run",
+    )

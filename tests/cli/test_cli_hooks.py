@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -106,7 +107,7 @@ def test_an_untrusted_workspaces_hooks_never_run_and_are_said(workspace: Path, u
     assert (workspace / "pwned").exists()
 
 
-def test_ctrl_c_kills_a_sleeping_hook(workspace: Path, user_config: Path) -> None:
+def test_ctrl_c_kills_a_sleeping_hook(workspace: Path, user_config: Path, record_reliability: Any) -> None:
     marker = workspace / "hook-started"
     user_config.write_text(f'[[hooks]]\nevent = "pre_tool"\ncommand = "sleep 300 & touch {marker}; wait"\n')
     write_script(workspace, call("shell", command="touch ran"), {"text": "never"})
@@ -132,3 +133,8 @@ def test_ctrl_c_kills_a_sleeping_hook(workspace: Path, user_config: Path) -> Non
     assert proc.returncode == 130 and "Traceback" not in err, err
     assert not (workspace / "ran").exists()
     assert left_running_in(workspace) == []
+    record_reliability(
+        "a pre_tool hook sleeping, with a background child, when the turn is cancelled",
+        "Ctrl-C (SIGINT) on forge-lsp run",
+        "the hook's process group killed: no process left in the workspace; exit 130, the call not run",
+    )

@@ -175,7 +175,9 @@ async def test_a_stop_hook_that_always_exits_2_keeps_the_turn_going_max_stop_blo
 @pytest.mark.workspace_toml(
     '[[hooks]]\nevent = "pre_tool"\ncommand = "touch pwned"\n\n[[hooks]]\nevent = "stop"\ncommand = "touch pwned"\n'
 )
-async def test_an_untrusted_workspaces_hooks_never_run_and_are_said_at_their_lines(editor: LanguageClient, ws: Path) -> None:
+async def test_an_untrusted_workspaces_hooks_never_run_and_are_said_at_their_lines(
+    editor: LanguageClient, ws: Path, record_reliability: Any
+) -> None:
     user_hooks('[[hooks]]\nevent = "post_tool"\ncommand = "touch mine"\n')
     write_script(ws, call("shell", command="true"), {"text": "done"})
     result = await command(editor, "forge.run", {"prompt": "go"})
@@ -190,9 +192,16 @@ async def test_an_untrusted_workspaces_hooks_never_run_and_are_said_at_their_lin
     assert "hooks" in asked.message and [a.title for a in asked.actions or []][0] == "Trust"
     shown = await command(editor, "forge.showConfig", {})
     assert [h["source"] for h in shown["hooks"]["value"]] == ["user"]
+    record_reliability(
+        "attack: a cloned repository's [[hooks]] in its .forge.toml (a program run as the user, outside the sandbox)",
+        "an untrusted workspace whose .forge.toml has a pre_tool and a stop hook that touch a file; a turn with a shell call",
+        "neither hook ran (no file); each reported untrusted at its line, Trust offered; the user's own hook ran",
+    )
 
 
-async def test_cancel_kills_a_sleeping_hook_with_its_process_group(editor: LanguageClient, ws: Path) -> None:
+async def test_cancel_kills_a_sleeping_hook_with_its_process_group(
+    editor: LanguageClient, ws: Path, record_reliability: Any
+) -> None:
     marker = ws / "hook-started"
     user_hooks(f'[[hooks]]\nevent = "pre_tool"\nmatcher = "shell"\ncommand = "sleep 300 & touch {marker}; wait"\n')
     write_script(ws, call("shell", command="touch ran"), {"text": "never"})
@@ -207,6 +216,11 @@ async def test_cancel_kills_a_sleeping_hook_with_its_process_group(editor: Langu
     result = await run
     assert result["status"] == "cancelled" and not (ws / "ran").exists()
     assert left_running_in(ws) == []
+    record_reliability(
+        "a pre_tool hook sleeping, with a background child, when the turn is cancelled",
+        "forge.cancel in the editor (pytest-lsp)",
+        "the hook's process group killed: no process left in the workspace; the turn cancelled, the call not run",
+    )
 
 
 async def test_a_bad_hook_entry_is_a_diagnostic_on_its_line_and_the_others_run(editor: LanguageClient, ws: Path) -> None:

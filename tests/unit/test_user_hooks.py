@@ -8,6 +8,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -117,10 +118,15 @@ def test_an_unknown_key_in_a_hook_is_said_and_the_hook_applies(workspace: Path) 
 
 
 @pytest.mark.parametrize("text", ['hooks = "make test"\n', "hooks = [1, 2]\n", "hooks = 3\n", "[hooks]\npre_tool = 4\n"])
-def test_hooks_of_the_wrong_shape_are_problems_not_crashes(workspace: Path, text: str) -> None:
+def test_hooks_of_the_wrong_shape_are_problems_not_crashes(workspace: Path, text: str, record_reliability: Any) -> None:
     eff = load(workspace, text)
     assert eff.problems and all(p.key.startswith("hooks") and p.line == text.count("\n") for p in eff.problems), eff.problems
     assert eff.config.hooks == ()
+    record_reliability(
+        "[[hooks]] of the wrong shape in a config file",
+        "hooks as a string, a list of integers, an integer, [hooks] pre_tool = 4",
+        "each a config problem at its line; no crash, no hook, the rest of the file applies",
+    )
 
 
 def test_the_hooks_table_holds_max_stop_blocks_and_the_hooks_by_event(workspace: Path) -> None:
@@ -228,7 +234,9 @@ async def test_a_post_tool_hooks_output_on_exit_0_is_added_for_the_model(workspa
 
 
 @pytest.mark.parametrize(("command", "said"), [("echo oops >&2; exit 1", "exited 1 (oops)"), ("sleep 30", "timed out after 1 s")])
-async def test_a_hook_error_is_told_and_leaves_the_call_as_it_was(workspace: Path, command: str, said: str) -> None:
+async def test_a_hook_error_is_told_and_leaves_the_call_as_it_was(
+    workspace: Path, command: str, said: str, record_reliability: Any
+) -> None:
     config = with_hooks(hook("pre_tool", command, "write", timeout=1), hook("post_tool", command, "write", timeout=1))
     model = FakeModel([tools(call("write", "w1", file_path="a.txt", content="a\n")), answer("ok")])
     h = Harness(workspace, model, config)
@@ -249,6 +257,11 @@ async def test_a_hook_error_is_told_and_leaves_the_call_as_it_was(workspace: Pat
         "line": 1,
     }
     assert processes_in(workspace) == []
+    record_reliability(
+        "a hook that fails (exit 1) or never exits (timeout_secs 1)",
+        "a pre_tool and a post_tool hook around a write",
+        "a hookError told for each (killed with its group at the timeout), the write done and not counted as failed",
+    )
 
 
 async def test_a_stop_hook_keeps_the_turn_going_at_most_max_stop_blocks_times(workspace: Path) -> None:
@@ -302,7 +315,7 @@ async def test_cancel_kills_a_sleeping_hook_and_its_children(workspace: Path) ->
     assert left_running_in(workspace) == []
 
 
-async def test_what_a_hook_says_is_redacted_and_cut(workspace: Path) -> None:
+async def test_what_a_hook_says_is_redacted_and_cut(workspace: Path, record_reliability: Any) -> None:
     key = "sk-" + "a1B2" * 12
     command = f"echo 'leaked {key}' >&2; head -c 300000 /dev/zero | tr '\\0' x >&2; exit 2"
     h = Harness(
@@ -313,6 +326,11 @@ async def test_what_a_hook_says_is_redacted_and_cut(workspace: Path) -> None:
     assert key not in seen and "leaked [REDACTED]" in seen
     cause = seen.split("<cause>", 1)[1].split("\n(blocked by", 1)[0]
     assert len(cause) < MAX_MESSAGE_CHARS + 100 and cause.endswith("more characters]")
+    record_reliability(
+        "a hook that prints an API key and 300 KB on stderr, then exits 2",
+        "a pre_tool hook around a shell call",
+        "the call blocked; the model got the key as [REDACTED] and 4,000 characters of the rest",
+    )
 
 
 def test_matchers_are_names_globs_alternatives_or_regular_expressions(workspace: Path) -> None:
