@@ -79,6 +79,8 @@ def test_each_hook_event_and_exit_code_in_a_run(workspace: Path, user_config: Pa
     assert "2 failures" in lines[-1] and "6 requests" in lines[-1]
     transcript = next((workspace / ".forge" / "transcripts").glob("*.md")).read_text()
     assert "post_tool hook `echo checked by the read hook`: checked by the read hook" in transcript
+    assert "\n> Hook error: the post_tool hook `echo broken >&2; exit 3` (" in transcript
+    assert "## Reminder to the model (stop hook)\n\nThe stop hook `test -e stopped" in transcript
 
 
 def test_a_stop_hook_that_always_exits_2_is_bounded_by_max_stop_blocks(workspace: Path, user_config: Path) -> None:
