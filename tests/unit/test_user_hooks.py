@@ -363,3 +363,16 @@ def test_the_examples_of_docs_verify_md_load_without_a_problem(workspace: Path) 
     for block in blocks:
         eff = load(workspace, block)
         assert eff.problems == [] and eff.config.hooks, block
+
+
+async def test_a_pre_tool_hook_matches_mcp_tools_by_their_names(workspace: Path) -> None:
+    # The call's tool is an MCP server's as the model names it (mcp_<server>_<tool>): the hook runs before the call
+    # would reach the server, and its refusal is the call's failure.
+    config = with_hooks(hook("pre_tool", "cat > mcp.json; echo 'no pushes from the agent' >&2; exit 2", "mcp_github_*"))
+    model = FakeModel([tools(call("mcp_github_push", "m1", branch="main")), answer("ok")])
+    h = Harness(workspace, model, config)
+    summary = await h.run()
+    assert summary.failures == 1
+    assert last_tool(model.requests[1]).startswith("<tool_call_error><cause>no pushes from the agent\n(blocked by")
+    data = json.loads((workspace / "mcp.json").read_text())
+    assert data["tool_name"] == "mcp_github_push" and data["tool_input"] == {"branch": "main"}
