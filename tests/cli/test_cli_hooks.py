@@ -51,6 +51,7 @@ def test_each_hook_event_and_exit_code_in_a_run(workspace: Path, user_config: Pa
         f'[[hooks]]\nevent = "pre_tool"\nmatcher = "write|patch"\ncommand = "{sys.executable} {user_config.parent / "guard.py"}"\n\n'
         '[[hooks]]\nevent = "post_tool"\nmatcher = "shell"\ncommand = "echo \'lint: 2 problems\' >&2; exit 2"\n\n'
         '[[hooks]]\nevent = "post_tool"\nmatcher = "read"\ncommand = "echo checked by the read hook"\n\n'
+        f'[[hooks]]\nevent = "pre_tool"\nmatcher = "read"\ncommand = "cat > {user_config.parent / "read.json"}"\n\n'
         '[[hooks]]\nevent = "post_tool"\nmatcher = "todo_*"\ncommand = "echo broken >&2; exit 3"\n\n'
         '[[hooks]]\nevent = "stop"\ncommand = "test -e stopped && exit 0; touch stopped; echo \'run the tests first\' >&2; exit 2"\n'
     )
@@ -71,13 +72,17 @@ def test_each_hook_event_and_exit_code_in_a_run(workspace: Path, user_config: Pa
     assert "  ✗ shell failed: lint: 2 problems" in lines and "  ✓ read ok" in lines
     assert not (workspace / "app" / ".env").exists() and (workspace / "made.txt").exists()
     (error,) = [line for line in lines if line.startswith("  ⚠ hook:")]
-    assert error.startswith(f"  ⚠ hook: the post_tool hook `echo broken >&2; exit 3` ({user_config}:16) for the todo_read call")
+    assert error.startswith(f"  ⚠ hook: the post_tool hook `echo broken >&2; exit 3` ({user_config}:21) for the todo_read call")
     assert "exited 3 (broken)" in error
     (stop,) = [line for line in lines if "reminder to the model (stop hook)" in line]
     assert "did not let the turn end: run the tests first" in stop
     assert lines.index(stop) < lines.index("  assistant: Tests pass now.")
     assert "2 failures" in lines[-1] and "6 requests" in lines[-1]
-    transcript = next((workspace / ".forge" / "transcripts").glob("*.md")).read_text()
+    (transcript_file,) = (workspace / ".forge" / "transcripts").glob("*.md")
+    transcript = transcript_file.read_text()
+    read = json.loads((user_config.parent / "read.json").read_text())
+    assert (read["hook_event_name"], read["tool_name"], read["tool_input"]) == ("PreToolUse", "read", {"file_path": "a.txt"})
+    assert read["transcript_path"] == str(transcript_file) and read["cwd"] == str(workspace)
     assert "post_tool hook `echo checked by the read hook`: checked by the read hook" in transcript
     assert "\n> Hook error: the post_tool hook `echo broken >&2; exit 3` (" in transcript
     assert "## Reminder to the model (stop hook)\n\nThe stop hook `test -e stopped" in transcript
@@ -140,3 +145,19 @@ def test_ctrl_c_kills_a_sleeping_hook(workspace: Path, user_config: Path, record
         "Ctrl-C (SIGINT) on forge-lsp run",
         "the hook's process group killed: no process left in the workspace; exit 130, the call not run",
     )
+
+
+def test_the_transcript_path_a_hook_reads_is_where_the_transcript_is(workspace: Path, user_config: Path, tmp_path: Path) -> None:
+    # A workspace's .forge/transcripts that is a link elsewhere is never written through: the transcript goes to the
+    # user's state folder, and a hook reading transcript_path must find it there.
+    dump = user_config.parent / "stop.json"
+    user_config.write_text(f'[[hooks]]\nevent = "stop"\ncommand = "cat > {dump}"\n')
+    write_script(workspace, {"text": "hi"})
+    (tmp_path / "elsewhere").mkdir()
+    (workspace / ".forge").mkdir()
+    (workspace / ".forge" / "transcripts").symlink_to(tmp_path / "elsewhere")
+    p = run(workspace, user_config)
+    assert p.returncode == 0, p.stderr
+    path = Path(json.loads(dump.read_text())["transcript_path"])
+    assert path.is_file() and "## Prompt" in path.read_text()
+    assert list((tmp_path / "elsewhere").iterdir()) == []

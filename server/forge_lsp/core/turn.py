@@ -234,6 +234,7 @@ class Turns:
         )
         transcript = TranscriptWriter(runtime.root, turn_id)
         self.transcript = transcript
+        hooks.transcript_path = transcript.path  # (in the user's state folder where .forge/ cannot be used)
         self.turn_id = turn_id
         store.start_turn(turn_id, conversation, prompt)
 

@@ -102,6 +102,8 @@ class UserHooks:
         # Scripts written for Claude Code find the project by this; forge's own name beside it.
         self.env["CLAUDE_PROJECT_DIR"] = self.env["FORGE_PROJECT_DIR"] = str(root)
         self.hooks = list(hooks)
+        self.transcript_path = root / TRANSCRIPTS / f"{turn_id}.md"
+        """The turn's transcript, for the hooks' transcript_path (the turn sets where its writer put it)."""
         self._regexes: dict[str, Any] = {}
         self.stop_blocks = 0
         """How many times this turn a stop hook refused its end."""
@@ -179,7 +181,7 @@ class UserHooks:
             cwd=str(self.root),
             session_id=self.conversation_id,
             turn_id=self.turn_id,
-            transcript_path=str(self.root / TRANSCRIPTS / f"{self.turn_id}.md"),
+            transcript_path=str(self.transcript_path),
             tool_name=call.name,
             tool_input=call.arguments or {},
             tool_use_id=call.id,
@@ -202,7 +204,7 @@ class UserHooks:
                 cwd=str(self.root),
                 session_id=self.conversation_id,
                 turn_id=self.turn_id,
-                transcript_path=str(self.root / TRANSCRIPTS / f"{self.turn_id}.md"),
+                transcript_path=str(self.transcript_path),
                 stop_hook_active=self.stop_blocks > 0,
             )
             ran = await self._run(hook, data, emit, notes)
