@@ -213,6 +213,7 @@ async def test_cancel_kills_a_sleeping_hook_with_its_process_group(
     assert any("sleep 300" in p for p in processes_in(ws))
     cancelled = await command(editor, "forge.cancel", {})
     assert cancelled["cancelled"] is True
+    assert cancelled["stopped"].startswith("the running pre_tool hook for the shell call was killed (sleep 300 & touch ")
     result = await run
     assert result["status"] == "cancelled" and not (ws / "ran").exists()
     assert left_running_in(ws) == []

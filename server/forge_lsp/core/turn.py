@@ -219,6 +219,7 @@ class Turns:
             max_stop_blocks=config.hook_settings.max_stop_blocks,
             watch=store.watch_process,
             follower=_ContextFollower(ctx),
+            running=self.running_call.hook_running,
         )
         orchestrator = Orchestrator(
             config,

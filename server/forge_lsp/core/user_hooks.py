@@ -91,6 +91,7 @@ class UserHooks:
         watch: Watch | None = None,
         follower: DiskFollower | None = None,
         env: Mapping[str, str] | None = None,
+        running: Callable[[Hook | None], None] | None = None,
     ) -> None:
         self.root = root
         self.turn_id = turn_id
@@ -98,6 +99,8 @@ class UserHooks:
         self.max_stop_blocks = max_stop_blocks
         self.watch = watch
         self.follower = follower
+        self.running = running
+        """Told which hook runs now (None: none), for what cancelling the turn stops (core/running.py)."""
         self.env = dict(os.environ if env is None else env)
         # Scripts written for Claude Code find the project by this; forge's own name beside it.
         self.env["CLAUDE_PROJECT_DIR"] = self.env["FORGE_PROJECT_DIR"] = str(root)
@@ -233,6 +236,8 @@ class UserHooks:
         stdin = json.dumps(data, ensure_ascii=False).encode("utf-8", "surrogateescape")
         mark = await self._follow_start()
         started = time.perf_counter()
+        if self.running is not None:
+            self.running(hook)
         try:
             done = await run_process(
                 hook.command,
@@ -251,6 +256,9 @@ class UserHooks:
                 ran = Ran(None, redact(done.stdout), redact(done.stderr), error)
             else:
                 ran = Ran(done.exit_code, redact(done.stdout), redact(done.stderr))
+        finally:
+            if self.running is not None:
+                self.running(None)
         notes.extend(n for n in await self._follow_end(mark, hook) if n not in notes)
         log.info(
             "%s hook `%s` (%s)%s: %s in %.0f ms",
