@@ -98,7 +98,18 @@ def take_hooks(
         del rest["hooks"]
         groups.append(("hooks", None, raw))
     elif isinstance(raw, Mapping):
-        kept = {k: v for k, v in raw.items() if k not in HOOK_EVENTS}
+        claude = {v: k for k, v in CLAUDE_EVENTS.items()}
+        for name in raw:
+            if name in claude:  # Claude Code's settings.json shape pasted in: said in forge's words
+                why = f"{name} is Claude Code's name; forge's hooks are [[hooks.{claude[name]}]] tables (event, matcher, command)"
+                problems.append(
+                    (
+                        f"hooks.{name}",
+                        why,
+                        lines.first(rf"^\s*\[*\s*hooks\s*\.\s*{name}\b") or lines.first(r"^\s*\[\s*hooks\s*\]"),
+                    )
+                )
+        kept = {k: v for k, v in raw.items() if k not in HOOK_EVENTS and k not in claude}
         for name in HOOK_EVENTS:
             if name in raw:
                 groups.append((f"hooks.{name}", name, raw[name]))

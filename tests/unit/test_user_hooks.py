@@ -376,3 +376,10 @@ async def test_a_pre_tool_hook_matches_mcp_tools_by_their_names(workspace: Path)
     assert last_tool(model.requests[1]).startswith("<tool_call_error><cause>no pushes from the agent\n(blocked by")
     data = json.loads((workspace / "mcp.json").read_text())
     assert data["tool_name"] == "mcp_github_push" and data["tool_input"] == {"branch": "main"}
+
+
+def test_claude_codes_settings_shape_pasted_in_is_told_forges(workspace: Path) -> None:
+    eff = load(workspace, '[hooks]\nmax_stop_blocks = 2\n\n[[hooks.PreToolUse]]\nmatcher = "Bash"\n')
+    (problem,) = eff.problems
+    assert problem.key == "hooks.PreToolUse" and problem.line == 4 and "[[hooks.pre_tool]]" in problem.message
+    assert eff.config.hook_settings.max_stop_blocks == 2 and eff.config.hooks == ()
