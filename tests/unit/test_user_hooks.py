@@ -197,10 +197,11 @@ async def test_a_claude_code_style_pre_tool_hook_blocks_the_call_as_a_counted_fa
     assert summary.status is TurnStatus.COMPLETED and summary.failures == 1
     assert not (workspace / ".env").exists()
     seen = last_tool(model.requests[1])
-    assert seen.startswith("<tool_call_error><cause>Blocked: .env holds secrets; write .env.example instead\n(blocked by")
-    assert "the write call did not run" in seen and "Attempts remaining:** 2" in seen
+    # The cause is the hook's stderr, as Claude Code gives it to its model.
+    assert seen.startswith("<tool_call_error><cause>Blocked: .env holds secrets; write .env.example instead</cause>")
+    assert "Attempts remaining:** 2" in seen
     (retry,) = h.of("retry")
-    assert retry.tool == "write" and retry.error.startswith("Blocked: .env holds secrets")
+    assert retry.tool == "write" and retry.error == "Blocked: .env holds secrets; write .env.example instead"
     data = json.loads(dump.read_text())
     assert data["hook_event_name"] == "PreToolUse" and data["event"] == "pre_tool"
     assert data["tool_name"] == "write" and data["tool_input"] == {"file_path": ".env", "content": "KEY=1\n"}
@@ -324,7 +325,7 @@ async def test_what_a_hook_says_is_redacted_and_cut(workspace: Path, record_reli
     await h.run()
     seen = last_tool(h.model.requests[1])
     assert key not in seen and "leaked [REDACTED]" in seen
-    cause = seen.split("<cause>", 1)[1].split("\n(blocked by", 1)[0]
+    cause = seen.split("<cause>", 1)[1].split("</cause>", 1)[0]
     assert len(cause) < MAX_MESSAGE_CHARS + 100 and cause.endswith("more characters]")
     record_reliability(
         "a hook that prints an API key and 300 KB on stderr, then exits 2",
@@ -373,7 +374,7 @@ async def test_a_pre_tool_hook_matches_mcp_tools_by_their_names(workspace: Path)
     h = Harness(workspace, model, config)
     summary = await h.run()
     assert summary.failures == 1
-    assert last_tool(model.requests[1]).startswith("<tool_call_error><cause>no pushes from the agent\n(blocked by")
+    assert last_tool(model.requests[1]).startswith("<tool_call_error><cause>no pushes from the agent</cause>")
     data = json.loads((workspace / "mcp.json").read_text())
     assert data["tool_name"] == "mcp_github_push" and data["tool_input"] == {"branch": "main"}
 
@@ -383,3 +384,12 @@ def test_claude_codes_settings_shape_pasted_in_is_told_forges(workspace: Path) -
     (problem,) = eff.problems
     assert problem.key == "hooks.PreToolUse" and problem.line == 4 and "[[hooks.pre_tool]]" in problem.message
     assert eff.config.hook_settings.max_stop_blocks == 2 and eff.config.hooks == ()
+
+
+async def test_a_refusal_without_a_word_on_stderr_says_which_hook_refused(workspace: Path) -> None:
+    h = Harness(
+        workspace, FakeModel([tools(call("shell", "s1", command="true")), answer("ok")]), with_hooks(hook("pre_tool", "exit 2"))
+    )
+    await h.run()
+    (retry,) = h.of("retry")
+    assert retry.error == "the pre_tool hook `exit 2` refused the shell call (exit 2) without saying why on stderr"

@@ -152,10 +152,8 @@ class UserHooks:
         notes: list[str] = []
         for hook in pre:
             ran = await self._run(hook, self._tool_payload(PRE_TOOL, call), emit, notes, call)
-            if ran.code == BLOCK:
-                cause = _reason(ran, "pre_tool")
-                said = redact(f"{cause}\n(blocked by the pre_tool hook `{hook.label()}`: the {call.name} call did not run)")
-                return ToolResult(call.id, call.name, _with_notes(said, notes), True), False
+            if ran.code == BLOCK:  # the model is given the hook's stderr as the cause, as Claude Code gives it
+                return ToolResult(call.id, call.name, _with_notes(_reason(ran, hook, call.name), notes), True), False
         result, stop = await run(call)
         if result.is_error or not post:  # as Claude Code's PostToolUse: after a call that succeeded
             return (replace(result, output=_with_notes(result.output, notes)) if notes else result), stop
@@ -168,7 +166,9 @@ class UserHooks:
             data = self._tool_payload(POST_TOOL, call, response)
             ran = await self._run(hook, data, emit, notes, call)
             if ran.code == BLOCK:
-                refusals.append(redact(f"{_reason(ran, 'post_tool')}\n(the post_tool hook `{hook.label()}` failed this call)"))
+                refusals.append(
+                    f"{_reason(ran, hook, call.name)}\n" + redact(f"(the post_tool hook `{hook.label()}` failed this call)")
+                )
             elif ran.code == 0 and ran.stdout.strip():
                 added.append(redact(f"post_tool hook `{hook.label()}`: {cut(ran.stdout, MAX_NOTE_CHARS)}"))
         if refusals:
@@ -212,7 +212,7 @@ class UserHooks:
             )
             ran = await self._run(hook, data, emit, notes)
             if ran.code == BLOCK:
-                refusals.append((hook, _reason(ran, "stop")))
+                refusals.append((hook, _reason(ran, hook)))
         if not refusals:
             return None
         if self.stop_blocks >= self.max_stop_blocks:
@@ -317,10 +317,11 @@ def _unwatched(_pid: int, _running: bool) -> None:
     pass
 
 
-def _reason(ran: Ran, event: str) -> str:
+def _reason(ran: Ran, hook: Hook, tool: str | None = None) -> str:
     """A refusing hook's stderr as the model reads it (what Claude Code gives it), or a line saying there was none."""
     text = cut(ran.stderr, MAX_MESSAGE_CHARS)
-    return text or f"the {event} hook refused (exit 2) without saying why on stderr"
+    what = f"the {tool} call" if tool is not None else "the end of the turn"
+    return text or redact(f"the {hook.event} hook `{hook.label()}` refused {what} (exit 2) without saying why on stderr")
 
 
 def _with_notes(text: str, notes: list[str]) -> str:
