@@ -11,6 +11,7 @@ from typing import Any
 
 from forge_lsp.core.orchestrator import Orchestrator, TurnRequest
 from forge_lsp.core.runtime import BoundTools
+from forge_lsp.core.user_hooks import UserHooks
 from forge_lsp.domain.agents import Agent
 from forge_lsp.domain.config import ForgeConfig
 from forge_lsp.domain.events import Event
@@ -74,6 +75,8 @@ class Harness:
     events: list[Event] = field(default_factory=list)
     sleeps: list[float] = field(default_factory=list)
     agent: Agent | None = None
+    hooks: Any = None
+    """The turn's UserHooks (core/user_hooks.py), made from the config's [[hooks]] when it has some."""
 
     def orchestrator(self) -> Orchestrator:
         ctx = ToolContext(Workspace(self.root), self.config)
@@ -82,6 +85,14 @@ class Harness:
             self.sleeps.append(s)
 
         self.store = StateStore(self.root)
+        if self.hooks is None and self.config.hooks:
+            self.hooks = UserHooks(
+                self.config.hooks,
+                root=self.root,
+                turn_id="t1",
+                conversation_id=self.store.current_conversation(),
+                max_stop_blocks=self.config.hook_settings.max_stop_blocks,
+            )
         return Orchestrator(
             self.config,
             self.model,
@@ -89,6 +100,7 @@ class Harness:
             TemplateEngine(self.root),
             self.store,
             sleep=sleep,
+            user_hooks=self.hooks,
         )
 
     async def run(self, prompt: str = "do it") -> Any:

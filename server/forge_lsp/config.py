@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from forge_lsp.domain.config import (
+    HOOKS_RUN,
     MAX_DEPTH,
     UNION_KEYS,
     WORKSPACE_FILE,
@@ -30,6 +31,8 @@ from forge_lsp.domain.config import (
     trust_reason,
     validate,
 )
+from forge_lsp.domain.hooks import Hook
+from forge_lsp.hooks_config import take_hooks
 from forge_lsp.textfile import Unusable, read_text
 
 __all__ = ["UNTRUSTED", "WORKSPACE_FILE", "ConfigLoader", "ConfigProblem", "EffectiveConfig"]
@@ -82,11 +85,15 @@ class EffectiveConfig:
         return [p for p in self.problems if p.code == UNTRUSTED]
 
     def show(self) -> dict[str, dict[str, Any]]:
-        """{key: {value, source}} for forge.showConfig."""
+        """{key: {value, source}} for forge.showConfig (each hook with its own source, file and line)."""
         return {
-            k: {"value": list(v) if isinstance(v, tuple) else v, "source": self.sources[k]}
+            k: {"value": [_shown(x) for x in v] if isinstance(v, tuple) else v, "source": self.sources[k]}
             for k, v in sorted(self.values.items())
         }
+
+
+def _shown(value: Any) -> Any:
+    return value.to_dict() if isinstance(value, Hook) else value
 
 
 def user_config_path() -> Path:
@@ -258,11 +265,15 @@ class ConfigLoader:
                 ConfigProblem(layer, "", "invalid TOML: arrays or tables nested too deeply", path, deepest_line(text))
             )
             return None
+        table, hooks, hook_problems = take_hooks(table, text, layer, path)
         good, issues = validate(table)
         lines = KeyLines(text)
         self._lines[layer] = lines
         for issue in issues:
             problems.append(ConfigProblem(layer, issue.key, issue.message, path, lines.line(issue.key)))
+        problems.extend(ConfigProblem(layer, key, message, path, line) for key, message, line in hook_problems)
+        if hooks is not None:
+            good["hooks"] = hooks
         return good
 
     def _editor_layer(self, problems: list[ConfigProblem]) -> dict[str, Any]:
@@ -289,6 +300,11 @@ class ConfigLoader:
                 continue
             line = lines.line(key) if lines else None
             message = f"ignored because this workspace is not trusted: {reason}"
+            if reason == HOOKS_RUN:  # each hook where it is: a diagnostic on every entry that will not run
+                for hook in value:
+                    said = f"{message}; this {hook.event} hook does not run"
+                    problems.append(ConfigProblem("workspace", key, said, self.workspace_path, hook.line, code=UNTRUSTED))
+                continue
             problems.append(ConfigProblem("workspace", key, message, self.workspace_path, line, code=UNTRUSTED))
         return kept
 

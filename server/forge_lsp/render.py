@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 from collections.abc import Mapping
 from typing import Any, TextIO
@@ -106,6 +107,8 @@ def format_event(event: Mapping[str, Any]) -> str | None:
         first = str(event.get("text", "")).strip().splitlines()
         what = REMINDER_KINDS.get(str(event.get("kind")), str(event.get("kind")))
         return f"  ↺ reminder to the model ({what}): {first[0] if first else ''}"
+    if kind == "hookError":
+        return f"  ⚠ hook: {format_hook_error(event)}"
     if kind == "interrupt":
         return f"  ⛔ interrupted: {format_reason(event['reason'])}\n     {event.get('message', '')}"
     if kind == "turnFinished":
@@ -125,6 +128,22 @@ def format_event(event: Mapping[str, Any]) -> str | None:
             line += f"\n  error: {s['error']}"
         return line
     return None
+
+
+def format_hook_error(event: Mapping[str, Any]) -> str:
+    """A hookError payload as one phrase: the stop hook `make check` (~/.config/forge-lsp/config.toml:7) exited 1: ..."""
+    hook = event.get("hook")
+    hook = hook if isinstance(hook, Mapping) else {}
+    file = home_relative(str(hook["file"])) if hook.get("file") else None
+    where = f"{file}:{hook['line']}" if file and hook.get("line") else file or hook.get("source", "?")
+    call = f" for the {event['tool']} call" if event.get("tool") else ""
+    return f"the {hook.get('event', '?')} hook `{hook.get('command', '')}` ({where}){call} {event.get('message', '')}"
+
+
+def home_relative(path: str) -> str:
+    """A path as a person writes it: ~/.config/... for a file in the home folder."""
+    home = os.path.expanduser("~")
+    return "~" + path[len(home) :] if home not in ("", "/") and path.startswith(home + os.sep) else path
 
 
 REASONING_SHOWN = 300

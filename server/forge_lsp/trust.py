@@ -4,8 +4,8 @@ A cloned repository is untrusted input. The user trusts a folder (VS Code's
 workspace.isTrusted, Neovim's :ForgeTrust, ``forge-lsp trust DIR``); the
 decision is recorded in ``$XDG_STATE_HOME/forge-lsp/trust.json`` (by default
 ``~/.local/state``) with a fingerprint of the files that trust unlocks: the
-workspace's .forge.toml, its .mcp.json, its template overrides, agents and commands
-and a scripted model's script. When one of them changes (a ``git pull``), the fingerprint no longer
+workspace's .forge.toml, its .mcp.json, its template overrides, agents, commands and hook scripts
+(.forge/hooks/) and a scripted model's script. When one of them changes (a ``git pull``), the fingerprint no longer
 matches and the workspace is untrusted again until the user says otherwise.
 A link among them is hashed as its text and what it resolves to; one that
 leads out of the workspace, one that is a FIFO or a device, one larger than
@@ -44,7 +44,9 @@ log = logging.getLogger(__name__)
 TEMPLATES_DIR = Path(".forge") / "templates"
 AGENTS_DIR = Path(".forge") / "agents"
 COMMANDS_DIR = Path(".forge") / "commands"
-TRUSTED_DIRS = (TEMPLATES_DIR, AGENTS_DIR, COMMANDS_DIR)
+HOOKS_DIR = Path(".forge") / "hooks"
+"""Where a workspace keeps the scripts its [[hooks]] run: covered by trust, so a pull that changes one asks again."""
+TRUSTED_DIRS = (TEMPLATES_DIR, AGENTS_DIR, COMMANDS_DIR, HOOKS_DIR)
 """The folders of .forge/ whose every file a trust decision covers (each at most MAX_TEMPLATE_FILES entries)."""
 MAX_TEMPLATE_FILES = 1000
 """More entries than this in .forge/templates and the workspace cannot be trusted (bounded work, every byte hashed)."""

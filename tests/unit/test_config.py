@@ -15,6 +15,7 @@ from forge_lsp.domain.config import (
     CompactConfig,
     FetchConfig,
     ForgeConfig,
+    HookSettings,
     KeySpec,
     McpConfig,
     RetryConfig,
@@ -44,8 +45,8 @@ def test_defaults_are_forges(workspace: Path) -> None:
 def test_every_key_is_one_row_of_the_table_and_one_field_of_the_config() -> None:
     sections = {"": ForgeConfig(), "retry.": RetryConfig(), "compact.": CompactConfig()}
     sections |= {"tools.shell.": ShellConfig(), "tools.fetch.": FetchConfig(), "tools.<name>.": ToolConfig()}
-    sections |= {"mcp.": McpConfig()}
-    not_keys = {"trusted", "rule_origins", "retry", "compact", "shell", "fetch", "tools", "mcp"}
+    sections |= {"mcp.": McpConfig(), "hooks.": HookSettings()}
+    not_keys = {"trusted", "rule_origins", "retry", "compact", "shell", "fetch", "tools", "mcp", "hook_settings"}
     found = {
         prefix + f.name: getattr(obj, f.name)
         for prefix, obj in sections.items()

@@ -72,10 +72,12 @@ from forge_lsp.core.workspaces import Workspaces
 from forge_lsp.domain.events import (
     AssistantText,
     Event,
+    HookError,
     Interrupt,
     LlmRetry,
     MaxRequestPerTurnLimitReached,
     Reasoning,
+    Reminder,
     Retry,
     ToolCallFinished,
     ToolCallStarted,
@@ -83,6 +85,7 @@ from forge_lsp.domain.events import (
 )
 from forge_lsp.domain.messages import ChatMessage
 from forge_lsp.redact import redact, redact_data
+from forge_lsp.render import format_hook_error
 
 if TYPE_CHECKING:  # imported when the first workspace opens
     from forge_lsp.core.runtime import WorkspaceRuntime
@@ -449,6 +452,13 @@ class ForgeAgent:
             log.info("model request retried (attempt %s, %s ms): %s", event.attempt, event.delay_ms, event.cause)
         elif isinstance(event, Interrupt):
             log.info("turn interrupted: %s", event.reason.summary())
+        elif isinstance(event, HookError):  # no ACP client shows the agent's log: said in the chat
+            await self.update(
+                sid, update_agent_message_text(f"\n\n(forge-lsp: {redact(format_hook_error(event.to_dict()))})\n\n")
+            )
+        elif isinstance(event, Reminder) and event.kind == "stopHook":
+            first = event.text.strip().splitlines()[0] if event.text.strip() else "a stop hook kept the turn going"
+            await self.update(sid, update_agent_message_text(f"\n\n(forge-lsp: {redact(first)})\n\n"))
 
     async def ask(self, session: AcpSession, tool: str, question: str, call_id: str | None) -> str:
         """A confirm rule matched in the tool call call_id: session/request_permission (allow once, allow

@@ -16,6 +16,7 @@ from typing import Any
 
 from forge_lsp.core.compaction import Compactor, build_wire, window_threshold
 from forge_lsp.core.hooks import TurnHook, default_hooks
+from forge_lsp.core.user_hooks import UserHooks
 from forge_lsp.domain import doom_loop, tool_catalog
 from forge_lsp.domain.config import ForgeConfig
 from forge_lsp.domain.events import (
@@ -195,6 +196,7 @@ class Orchestrator:
         workspace_context: str = "",
         hooks: Callable[[TemplatePort, ToolPort], list[TurnHook]] = default_hooks,
         files_changed: Callable[[str], int] | None = None,
+        user_hooks: UserHooks | None = None,
     ) -> None:
         self.config = config
         self.model = model
@@ -209,6 +211,8 @@ class Orchestrator:
         """Makes each turn's policies (new ones per turn: a hook keeps state for its turn)."""
         self.files_changed = files_changed
         """How many files a turn (by id) changed, for its summary (the runtime keeps the record)."""
+        self.user_hooks = user_hooks
+        """The user's [[hooks]] of this turn (core/user_hooks.py): around each tool call, and where the turn would end."""
 
     async def run(self, request: TurnRequest, emit: Emit) -> TurnSummary:
         """Run a turn to its end: completed, interrupted, cancelled or failed. Never raises."""
@@ -372,6 +376,12 @@ class Orchestrator:
                     for hook, reminder in reminders:
                         self._remind(turn, hook, reminder, emit)
                     continue
+                if self.user_hooks and (refusal := await self.user_hooks.stop(emit)):
+                    self._append(turn, ChatMessage("user", f"<system_reminder>{refusal}</system_reminder>"))
+                    emit(Reminder(turn_id, "stopHook", refusal))
+                    if turn.requests >= self.config.max_requests_per_turn:
+                        return TurnStatus.INTERRUPTED, MaxRequestPerTurnLimitReached(self.config.max_requests_per_turn)
+                    continue
                 return TurnStatus.COMPLETED, None
             turn.repeated = self._repeated(turn, reply)
             run = reply if turn.repeated is None else replace(reply, tool_calls=reply.tool_calls[: turn.repeated[0]])
@@ -484,6 +494,8 @@ class Orchestrator:
             try:
                 if reply.cut and call.arguments is None:
                     result, stop = self._cut_call(call), False
+                elif self.user_hooks:
+                    result, stop = await self.user_hooks.call(call, self.tools.call, emit)
                 else:
                     result, stop = await self.tools.call(call)
             except asyncio.CancelledError:

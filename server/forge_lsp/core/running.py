@@ -8,6 +8,7 @@ command it then did not know was killed; one that had seen it said so even when 
 from __future__ import annotations
 
 from forge_lsp.domain.events import Event, ToolCallFinished, ToolCallStarted, TurnFinished, TurnStarted
+from forge_lsp.domain.hooks import Hook
 
 SHOWN_COMMAND_CHARS = 60
 """Of a shell command named in what cancelling stopped."""
@@ -18,6 +19,8 @@ class RunningCall:
 
     def __init__(self) -> None:
         self.call: ToolCallStarted | None = None
+        self.hook: Hook | None = None
+        """The user's hook running now (before or after self.call, or at the turn's end), if one is."""
 
     def see(self, event: Event) -> None:
         """Follow the turn's events."""
@@ -25,11 +28,20 @@ class RunningCall:
             self.call = event
         elif isinstance(event, ToolCallFinished | TurnStarted | TurnFinished):
             self.call = None
+        if isinstance(event, TurnStarted | TurnFinished):
+            self.hook = None
+
+    def hook_running(self, hook: Hook | None) -> None:
+        """A hook started (or, None, ended): core/user_hooks.py tells it."""
+        self.hook = hook
 
     def stopped(self) -> str:
         """What cancelling the turn now stops, as the end of "turn cancelled; ...": the shell command killed
         (its process group), another tool's call, or the model's reply."""
         call = self.call
+        if self.hook is not None:
+            what = f" for the {call.tool} call" if call is not None else ""
+            return f"the running {self.hook.event} hook{what} was killed ({self.hook.label()})"
         if call is None:
             return "the model's reply was stopped"
         if call.kind == "execute":

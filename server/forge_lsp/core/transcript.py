@@ -15,6 +15,7 @@ from forge_lsp.domain.events import (
     Compacted,
     ContextWarning,
     Event,
+    HookError,
     Interrupt,
     LlmRetry,
     ModelNotice,
@@ -28,7 +29,7 @@ from forge_lsp.domain.events import (
     range_lines,
 )
 from forge_lsp.redact import redact, secret_values
-from forge_lsp.render import format_usage
+from forge_lsp.render import format_hook_error, format_usage
 from forge_lsp.state.dirs import UnsafeStateDir, ensure_state_dir, user_state_dir
 
 TRANSCRIPTS = "transcripts"
@@ -172,6 +173,8 @@ class TranscriptWriter:
             self._entry(f"> Model{' (info)' if event.level == 'info' else ''}: {event.message}\n")
         elif isinstance(event, Reminder):
             self._entry(f"## Reminder to the model ({event.describe()})\n\n{event.text.strip()}\n")
+        elif isinstance(event, HookError):
+            self._entry(f"> Hook error: {format_hook_error(event.to_dict())}\n")
         elif isinstance(event, Interrupt):
             self.interrupt_line = self._entry(
                 f"## Interrupted: {event.reason.kind}\n\n{event.reason.describe()}\n\n`{event.reason.summary()}`\n"

@@ -20,12 +20,13 @@ from forge_lsp.core.session import Session
 from forge_lsp.core.tool_port import BoundTools
 from forge_lsp.core.transcript import TranscriptWriter, append_note
 from forge_lsp.core.turn_undo import TurnChanges, UndoRefused, UnknownTurn, describe, undo_turn
+from forge_lsp.core.user_hooks import UserHooks
 from forge_lsp.domain.agents import Agent
 from forge_lsp.domain.events import Event, TurnFinished, TurnSummary
 from forge_lsp.domain.messages import Usage
 from forge_lsp.llm.litellm_adapter import LiteLLMModel
 from forge_lsp.state.turn_files import TurnFiles
-from forge_lsp.tools.base import ToolContext, ToolFailure, read_regular
+from forge_lsp.tools.base import CommandMark, ToolContext, ToolFailure, read_regular
 from forge_lsp.trust import refusal
 
 if TYPE_CHECKING:
@@ -210,6 +211,16 @@ class Turns:
         instructions = await asyncio.to_thread(self.instructions)
         variables = prompts.prompt_context(runtime.root, tools.names(), instructions)
         system_prompt = prompts.system_prompt(runtime.templates, variables, agent)
+        hooks = UserHooks(
+            config.hooks,
+            root=runtime.root,
+            turn_id=turn_id,
+            conversation_id=conversation,
+            max_stop_blocks=config.hook_settings.max_stop_blocks,
+            watch=store.watch_process,
+            follower=_ContextFollower(ctx),
+            running=self.running_call.hook_running,
+        )
         orchestrator = Orchestrator(
             config,
             llm,
@@ -220,9 +231,11 @@ class Turns:
             system_prompt=system_prompt,
             workspace_context=prompts.workspace_context(runtime.templates, variables, system_prompt),
             files_changed=lambda turn: len(turn_files.files(turn)),
+            user_hooks=hooks,
         )
         transcript = TranscriptWriter(runtime.root, turn_id)
         self.transcript = transcript
+        hooks.transcript_path = transcript.path  # (in the user's state folder where .forge/ cannot be used)
         self.turn_id = turn_id
         store.start_turn(turn_id, conversation, prompt)
 
@@ -311,3 +324,22 @@ class Turns:
         """Cancel a running turn."""
         if self._task is not None and not self._task.done():
             self._task.cancel()
+
+
+class _ContextFollower:
+    """A hook may change files, as a shell command may: the editor's open documents and the turn's undo record
+    follow the disk after it (ToolContext.command_started/command_ended), and their notes go to the model."""
+
+    def __init__(self, ctx: ToolContext) -> None:
+        self.ctx = ctx
+
+    async def started(self) -> object:
+        return await self.ctx.command_started()
+
+    async def ended(self, mark: object, what: str) -> list[str]:
+        assert isinstance(mark, CommandMark)
+        before = len(self.ctx.notes)
+        await self.ctx.command_ended(mark, what)
+        notes = self.ctx.notes[before:]
+        del self.ctx.notes[before:]
+        return notes

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from forge_lsp.domain.hooks import Hook
 from forge_lsp.domain.tool_catalog import TOOL_NAMES
 
 WORKSPACE_FILE = ".forge.toml"
@@ -102,6 +103,15 @@ def _choice(choices: tuple[str, ...]) -> Check:
     return check
 
 
+def _hooks(v: Any) -> tuple[Hook, ...]:
+    """[[hooks]] entries as the config files' loader read them (hooks_config.py: each entry checked alone, with its
+    line); the raw tables of any other layer are refused: editor settings can be written by a workspace
+    (.vscode/settings.json), and a hook is a program."""
+    if isinstance(v, list | tuple) and all(isinstance(h, Hook) for h in v):
+        return tuple(v)
+    raise ValueError("hooks are read only from your config.toml and a trusted workspace's .forge.toml, not from editor settings")
+
+
 def _int_list(v: Any) -> tuple[int, ...]:
     if not isinstance(v, list | tuple) or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
         raise ValueError(f"expected a list of integers, got {_kind(v)}")
@@ -137,6 +147,7 @@ SENDS_ELSEWHERE = "a workspace may not send your requests (and API key) to anoth
 SHELL_RULES = "shell rules and sandbox settings come only from a trusted workspace"
 SCRIPTED_MODEL = "a scripted model's script file from the workspace would let the repository choose the tool calls"
 PRIVATE_NETWORKS = "a workspace may not let fetch reach your machine, your local networks or a cloud metadata service"
+HOOKS_RUN = "a hook is a program: it runs as you, outside the shell sandbox"
 
 HIGHER = 1
 """KeySpec.looser: a bigger number allows more (requests, failures, time, bytes, tokens sent)."""
@@ -248,6 +259,8 @@ KEYS: dict[str, KeySpec] = _table(
     KeySpec("tools.fetch.allow_private_networks", _bool, False, trust=PRIVATE_NETWORKS),
     KeySpec("mcp.startup_timeout_secs", _int(1), 10, trust=None, looser=HIGHER),
     KeySpec("mcp.confirm", _str_list, (), trust=None, union=True),
+    KeySpec("hooks", _hooks, (), trust=HOOKS_RUN, union=True),
+    KeySpec("hooks.max_stop_blocks", _int(0), 3, trust=None, looser=HIGHER),
 )
 UNION_KEYS = frozenset(k for k, spec in KEYS.items() if spec.union)
 """Lists merged across layers (union): a later layer adds rules, never removes one."""
@@ -335,6 +348,14 @@ class McpConfig:
 
 
 @dataclass(frozen=True)
+class HookSettings:
+    """The [hooks] table's settings of the user's hooks (the hooks themselves: ForgeConfig.hooks)."""
+
+    max_stop_blocks: int = _default("hooks.max_stop_blocks")
+    """How many times a turn its stop hooks may refuse its end (exit 2)."""
+
+
+@dataclass(frozen=True)
 class CompactConfig:
     """Forge's [compact]: when older messages are replaced by a summary in what the model is sent.
 
@@ -393,6 +414,9 @@ class ForgeConfig:
     fetch: FetchConfig = field(default_factory=FetchConfig)
     mcp: McpConfig = field(default_factory=McpConfig)
     tools: Mapping[str, ToolConfig] = field(default_factory=dict)
+    hooks: tuple[Hook, ...] = _default("hooks")
+    """The user's [[hooks]] (domain/hooks.py): every layer's, the user's first, a trusted workspace's after them."""
+    hook_settings: HookSettings = field(default_factory=HookSettings)
 
     def per_tool_limits(self) -> dict[str, int]:
         """The [tools.<name>] max_failures overrides, shell included (a name may be a glob of MCP tools: "mcp_github_*")."""
@@ -537,6 +561,7 @@ def build(values: Mapping[str, Any]) -> ForgeConfig:
     shell = {k.split(".", 2)[2]: v for k, v in values.items() if k.startswith("tools.shell.")}
     fetch = {k.split(".", 2)[2]: v for k, v in values.items() if k.startswith("tools.fetch.") and k in KEYS}
     mcp = {k.split(".", 1)[1]: v for k, v in values.items() if k.startswith("mcp.")}
+    hooks = {k.split(".", 1)[1]: v for k, v in values.items() if k.startswith("hooks.")}
     tools: dict[str, dict[str, Any]] = {}
     for k, v in values.items():
         parts = k.split(".")
@@ -552,6 +577,7 @@ def build(values: Mapping[str, Any]) -> ForgeConfig:
         fetch=FetchConfig(**fetch),
         mcp=McpConfig(**mcp),
         tools={n: ToolConfig(**t) for n, t in tools.items()},
+        hook_settings=HookSettings(**hooks),
     )
 
 

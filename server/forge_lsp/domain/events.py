@@ -434,7 +434,7 @@ class ModelNotice(Event):
         return {"code": self.code, "message": self.message, "level": self.level}
 
 
-REMINDER_KINDS = {"doomLoop": "doom loop", "pendingTodos": "pending todos"}
+REMINDER_KINDS = {"doomLoop": "doom loop", "pendingTodos": "pending todos", "stopHook": "stop hook"}
 """Each reminder's kind on the wire, and in words."""
 
 
@@ -453,6 +453,42 @@ class Reminder(Event):
     def describe(self) -> str:
         """The reminder's kind in words ("doom loop")."""
         return REMINDER_KINDS.get(self.kind, self.kind)
+
+
+@dataclass(frozen=True)
+class HookError(Event):
+    """A hook of the user's went wrong: it exited with a code other than 0 and 2, timed out or would not start (the
+    call or the turn went on as if it had not run), or a stop hook refused the turn's end past [hooks]
+    max_stop_blocks (the turn ended). Told to the user, never to the model."""
+
+    hook: str = ""
+    """The hook's event: pre_tool, post_tool or stop."""
+    command: str = ""
+    """Its command, as one short line."""
+    source: str = ""
+    """Where it was set: user or workspace."""
+    file: str | None = None
+    line: int | None = None
+    tool: str | None = None
+    """The tool call it ran for (pre_tool, post_tool)."""
+    call_id: str | None = None
+    message: str = ""
+    first: bool = True
+    """This hook's first error in the turn (a frontend that pops a message up does it once)."""
+    type: ClassVar[str] = "hookError"
+
+    def payload(self) -> dict[str, Any]:
+        hook: dict[str, Any] = {"event": self.hook, "command": self.command, "source": self.source}
+        if self.file is not None:
+            hook["file"] = self.file
+        if self.line is not None:
+            hook["line"] = self.line
+        out: dict[str, Any] = {"hook": hook, "message": self.message, "first": self.first}
+        if self.tool is not None:
+            out["tool"] = self.tool
+        if self.call_id is not None:
+            out["callId"] = self.call_id
+        return out
 
 
 @dataclass(frozen=True)
@@ -484,6 +520,7 @@ TurnEvent = (
     | Compacted
     | ModelNotice
     | Reminder
+    | HookError
     | Interrupt
     | TurnFinished
 )

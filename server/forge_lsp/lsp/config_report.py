@@ -81,7 +81,7 @@ def report_config(ls: ForgeLanguageServer, runtime: WorkspaceRuntime) -> None:
         if problem.code == UNTRUSTED:
             message += f"; trust the workspace to use it ({ls.wording.trust})"
         # A bad key is dropped alone; a file that does not parse says itself what applies instead.
-        elif problem.key:
+        elif problem.key and not problem.message.endswith("is ignored"):  # (a bad [[hooks]] entry says it itself)
             message += " (this key is ignored; the rest of the file applies)"
         diag = t.Diagnostic(
             range=convert.line_range(line),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as t
@@ -12,6 +13,7 @@ from forge_lsp.core.pipeline import PromptRequest
 from forge_lsp.domain.events import (
     ContextWarning,
     Event,
+    HookError,
     Interrupt,
     ModelNotice,
     Retry,
@@ -25,7 +27,7 @@ from forge_lsp.lsp import convert
 from forge_lsp.lsp.language_server import ForgeLanguageServer
 from forge_lsp.lsp.protocol import work_done_token
 from forge_lsp.lsp.selection import attached, editor_context
-from forge_lsp.render import EventLines
+from forge_lsp.render import EventLines, format_hook_error
 
 if TYPE_CHECKING:
     from forge_lsp.core.pipeline import Accepted
@@ -148,8 +150,28 @@ def on_event(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, event: Event, t
     elif isinstance(event, ModelNotice) and event.level == "warning":
         # Each is said once per model (a cut reply as it happens): the log has the info ones.
         ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=f"Forge: {event.message}"))
+    elif isinstance(event, HookError):
+        hook_error(ls, event)
     elif isinstance(event, TurnFinished) and event.summary is not None and event.summary.error:
         ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Error, message=f"Forge: {event.summary.error}"))
+
+
+def hook_error(ls: ForgeLanguageServer, event: HookError) -> None:
+    """A hook that went wrong: a Warning on its [[hooks]] entry's line (until the next turn), and a message the
+    first time in the turn (the user's config.toml is rarely open: its diagnostic alone would go unseen)."""
+    if event.file is not None and event.line is not None:
+        diagnostic = t.Diagnostic(
+            range=convert.line_range(event.line - 1),
+            message=f"{event.hook} hook `{event.command}` {event.message}",
+            severity=t.DiagnosticSeverity.Warning,
+            source=convert.SOURCE,
+            code="hook-error",
+            data={"turnId": event.turn_id, "tool": event.tool},
+        )
+        ls.diagnostics.add(convert.SOURCE, Path(event.file).as_uri(), diagnostic)
+    if event.first:
+        message = f"Forge: {format_hook_error(event.to_dict())}"
+        ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=message))
 
 
 def log_event(ls: ForgeLanguageServer, payload: dict[str, Any]) -> None:

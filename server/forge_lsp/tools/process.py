@@ -90,8 +90,10 @@ async def run_process(
     max_bytes: int = 8 * 1024 * 1024,
     watch: Watch = _ignore,
     grace: float = 1.0,
+    stdin: bytes | None = None,
 ) -> Completed:
-    """Run argv (a list, or a shell command string) and wait, at most timeout seconds.
+    """Run argv (a list, or a shell command string) and wait, at most timeout seconds; stdin: what the process
+    reads on its standard input (None: nothing, /dev/null).
 
     The call ends when the process itself exits (or times out, or the
     awaiting task is cancelled); then its whole process group is killed,
@@ -106,7 +108,7 @@ async def run_process(
         args,
         cwd=cwd,
         env=dict(env),
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
@@ -115,8 +117,10 @@ async def run_process(
     out = _Sink(max_bytes)
     err = _Sink(max_bytes)
     drains = [asyncio.ensure_future(out.drain(proc.stdout)), asyncio.ensure_future(err.drain(proc.stderr))]
+    feed: asyncio.WriteTransport | None = None
     timed_out = False
     try:
+        feed = await _feed(proc, stdin)
         try:
             await asyncio.wait_for(_exited(proc.pid), timeout)
         except TimeoutError:
@@ -138,11 +142,28 @@ async def run_process(
             task.cancel()
         # Each drain closes its pipe; one cancelled before it started leaves it to us.
         await asyncio.wait(drains)
-        for pipe in (proc.stdout, proc.stderr):
+        if feed is not None and feed.get_write_buffer_size():
+            feed.abort()  # what the process did not read is dropped (it is gone: no one would read it)
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
             if pipe is not None and not pipe.closed:
                 pipe.close()
         watch(proc.pid, False)
     return Completed(proc.returncode if proc.returncode is not None else -1, out.text(), err.text(), timed_out)
+
+
+async def _feed(proc: subprocess.Popen[bytes], data: bytes | None) -> asyncio.WriteTransport | None:
+    """Write data to the process's stdin as it reads it, then close it (EOF), without blocking the event loop: a
+    process that never reads does not hold the call up (its write waits in the transport's buffer until it ends)."""
+    if data is None or proc.stdin is None:
+        return None
+    loop = asyncio.get_running_loop()
+    try:
+        transport, _ = await loop.connect_write_pipe(asyncio.BaseProtocol, proc.stdin)
+    except OSError:
+        return None
+    transport.write(data)
+    transport.close()  # after the buffer is written; a process that exits first breaks the pipe, which is fine
+    return transport
 
 
 class _Sink:

@@ -102,6 +102,39 @@ test("a turn with retries, then the failure limit interrupts it", async () => {
   }
 });
 
+test("a trusted workspace's hooks: pre_tool exit 2 blocks a call, post_tool stdout is added, stop exit 2 goes on once", async () => {
+  const hooks =
+    '[[hooks]]\nevent = "pre_tool"\nmatcher = "write"\ncommand = "echo \'no writes under generated/\' >&2; exit 2"\n\n' +
+    '[[hooks]]\nevent = "post_tool"\nmatcher = "shell"\ncommand = "echo checked by the post_tool hook"\n\n' +
+    '[[hooks]]\nevent = "stop"\ncommand = "test -e stopped && exit 0; touch stopped; echo \'run the tests first\' >&2; exit 2"\n';
+  const ws = workspace(
+    "hooks",
+    [
+      { tool_calls: [{ name: "write", arguments: { file_path: "generated/a.py", content: "x = 1\n" } }] },
+      shell("echo hi"),
+      { text: "Done." },
+      { text: "Tests pass." },
+    ],
+    hooks,
+  );
+  const a = start();
+  try {
+    const id = await session(a.conn, ws);
+    const result = await a.conn.prompt({ sessionId: id, prompt: [{ type: "text", text: "go" }] });
+    assert.equal(result.stopReason, "end_turn");
+    assert.deepEqual([result._meta.forge.toolCalls, result._meta.forge.failures, result._meta.forge.requests], [2, 1, 4]);
+    assert.ok(!fs.existsSync(path.join(ws, "generated", "a.py")));
+    const finals = a.seen.updates.filter((u) => u.sessionUpdate === "tool_call_update" && ["completed", "failed"].includes(u.status));
+    assert.deepEqual(finals.map((u) => u.status), ["failed", "completed"]);
+    assert.match(finals[0].content[0].content.text, /<cause>no writes under generated\/<\/cause>/);
+    assert.match(finals[0].content[1].content.text, /Attempts remaining:\*\* 2/);
+    assert.match(finals[1].content[0].content.text, /post_tool hook `echo checked by the post_tool hook`: checked by the post_tool hook/);
+    assert.match(text(a.seen), /Done\.[\s\S]*did not let the turn end: run the tests first[\s\S]*Tests pass\./);
+  } finally {
+    await a.stop();
+  }
+});
+
 test("a confirm rule asks for permission; Deny refuses the command", async () => {
   const ws = workspace("permission", [shell("echo deploy > deployed"), { text: "ok" }], '[tools.shell]\nconfirm = ["echo deploy*"]');
   const a = start("reject_once");
