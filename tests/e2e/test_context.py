@@ -58,7 +58,11 @@ async def test_usage_in_the_result_the_events_the_status_and_the_transcript(clie
 
 
 def reads(n: int) -> list[dict[str, Any]]:
-    return [{"text": f"step {i}", "tool_calls": [{"name": "read", "arguments": {"file_path": "big.txt"}}]} for i in range(n)]
+    # Each from another line: the same read six times in a row is a loop the turn stops (max_repeated_calls_per_turn).
+    return [
+        {"text": f"step {i}", "tool_calls": [{"name": "read", "arguments": {"file_path": "big.txt", "start_line": i + 1}}]}
+        for i in range(n)
+    ]
 
 
 async def test_compaction_during_a_turn_and_on_demand(client: LanguageClient, ws: Path) -> None:

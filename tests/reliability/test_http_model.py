@@ -306,9 +306,12 @@ async def test_compaction_keeps_the_last_reasoning_it_summarizes(workspace: Path
     from forge_lsp.state.store import StateStore
 
     (workspace / "big.txt").write_text("a line of the file\n" * 200)
-    read = {"tool": "read", "arguments": json.dumps({"file_path": "big.txt"})}
+
+    def read(line: int) -> dict[str, Any]:  # each from another line: six identical reads are a loop the turn stops
+        return {"tool": "read", "arguments": json.dumps({"file_path": "big.txt", "start_line": line})}
+
     # Six reads that think aloud, six that do not, then the answer.
-    behaviours = [{**read, "reasoning": f"thought {i}"} for i in range(6)] + [dict(read) for _ in range(6)]
+    behaviours = [{**read(i + 1), "reasoning": f"thought {i}"} for i in range(6)] + [read(i + 7) for i in range(6)]
     behaviours.append({"text": "finished"})
     with OpenAIStub(behaviours) as stub:
         summary, events, _ = await run_turn(
