@@ -55,6 +55,7 @@ from forge_lsp.domain.messages import (
     describe,
 )
 from forge_lsp.domain.ports import HistoryPort, ModelPort, TemplatePort, ToolPort
+from forge_lsp.domain.problems import ProblemsLeft
 from forge_lsp.domain.retry import UNSENT, ModelError, total_budget_s, with_retry
 from forge_lsp.domain.template_names import ERROR_REFLECTION, RETRY_MESSAGE
 from forge_lsp.domain.tokens import CHARS_PER_TOKEN
@@ -183,6 +184,7 @@ class Orchestrator:
         workspace_context: str = "",
         hooks: Callable[[TemplatePort, ToolPort], list[TurnHook]] = default_hooks,
         files_changed: Callable[[str], int] | None = None,
+        problems_left: Callable[[], ProblemsLeft | None] | None = None,
     ) -> None:
         self.config = config
         self.model = model
@@ -197,6 +199,8 @@ class Orchestrator:
         """Makes each turn's policies (new ones per turn: a hook keeps state for its turn)."""
         self.files_changed = files_changed
         """How many files a turn (by id) changed, for its summary (the runtime keeps the record)."""
+        self.problems_left = problems_left
+        """The new problems the editor reports in the files the turn changed, for its summary (core/editor_check.py)."""
 
     async def run(self, request: TurnRequest, emit: Emit) -> TurnSummary:
         """Run a turn to its end: completed, interrupted, cancelled or failed. Never raises."""
@@ -233,6 +237,7 @@ class Orchestrator:
             timing=self._timing(turn),
             files_changed=self._files_changed(turn_id),
             replies_cut=turn.replies_cut if turn else 0,
+            problems=self.problems_left() if self.problems_left is not None else None,
         )
         if reason is not None:
             emit(Interrupt(turn_id, reason))
