@@ -1,4 +1,5 @@
 // Pure: forge/event payloads -> output-channel lines and status-bar text.
+import { problemsPhrase } from "./diagnostics";
 
 /** A forge/event notification ({type, turnId, ...}). */
 export interface ForgeEvent {
@@ -40,9 +41,13 @@ export function turnNotice(e: ForgeEvent): Notice | undefined {
     plural(s.toolCalls ?? 0, "tool call"),
     plural(s.failures ?? 0, "failure"),
   ].join(", ");
+  const left = problemsPhrase(e.problems);
   switch (e.status) {
     case "completed":
-      return { level: "info", message: `Forge: turn completed (${counts})` };
+      // Not a plain "completed" while the editor reports problems the turn's edits made.
+      return left
+        ? { level: "warning", message: `Forge: turn completed; ${left} (${counts})` }
+        : { level: "info", message: `Forge: turn completed (${counts})` };
     case "cancelled":
       return { level: "info", message: "Forge: turn cancelled" };
     case "failed":

@@ -4,8 +4,8 @@
 --
 -- "Caught up": a DiagnosticChanged came for the buffer after it reached the version in which the server saw the
 -- edit, from each language server attached to it (or none more for a moment); with none attached but forge,
--- nothing to wait for; a language server that says nothing new within a quiet period (three times its usual
--- time, learnt as it answers) had nothing new to say. waitMs bounds it all. A file that is not loaded is loaded
+-- nothing to wait for; a language server that says nothing new within a quiet period (twice the slowest of its last
+-- report times, once a few are known) had nothing new to say. waitMs bounds it all. A file that is not loaded is loaded
 -- without being shown (an unlisted buffer, no swap file), so its language servers see it, and their first report
 -- is waited for.
 local M = {}
@@ -16,13 +16,15 @@ local has_011 = vim.fn.has("nvim-0.11") == 1
 
 M.SETTLE_MS = 100 -- none more for this long after a report: several servers' reports are in
 M.QUIET_FLOOR_MS = 300 -- the least quiet period
+M.SAMPLES = 5 -- report times kept per filetype
+M.LEARNT_AFTER = 3 -- a quiet period shorter than waitMs needs this many of them
 M.MAX_WAIT_MS = 60000
 
 -- Per buffer, the diagnostics changes seen (not forge's), the latest last: { at = ms, version = n }.
 local changes = {}
 -- Per buffer, what its forge and other namespaces held at the last change (to tell a change of forge's alone).
 local held = {}
--- Per filetype, how long its language servers took to report after an edit (the slowest of the recent ones).
+-- Per filetype, how long its language servers took to report after an edit (the last few times).
 local latency = {}
 -- Buffers this module loaded (for :checkhealth and the log), by number.
 M.loaded = {}
@@ -182,8 +184,10 @@ local function current(p, t)
   if servers == 0 and not p.loaded_now then
     return true -- no language server for this file: what the editor has is all there is
   end
-  local usual = latency[vim.bo[p.bufnr].filetype]
-  return usual ~= nil and t - p.asked >= math.max(M.QUIET_FLOOR_MS, 3 * usual)
+  local times = latency[vim.bo[p.bufnr].filetype] or {}
+  local quiet = #times >= M.LEARNT_AFTER and math.max(M.QUIET_FLOOR_MS, 2 * math.max((table.unpack or unpack)(times))) or nil
+  -- A quiet period as long as the wait is the wait running out: not caught up.
+  return quiet ~= nil and quiet < p.wait and t - p.asked >= quiet
 end
 
 --- A vim.diagnostic entry as an LSP Diagnostic.
@@ -228,7 +232,7 @@ function M.diagnostics(_, params)
     if bufnr and wait > 0 then
       pull(bufnr)
     end
-    table.insert(pending, { uri = doc.uri, bufnr = bufnr, version = v, loaded_now = loaded_now, asked = asked })
+    table.insert(pending, { uri = doc.uri, bufnr = bufnr, version = v, loaded_now = loaded_now, asked = asked, wait = wait })
   end
   local function all_current()
     local t = now_ms()
@@ -241,7 +245,12 @@ function M.diagnostics(_, params)
         local took = #since(p) > 0 and (since(p)[1].at - p.asked) or nil
         local ft = vim.bo[p.bufnr].filetype
         if took and ft ~= "" then
-          latency[ft] = math.max(took, (latency[ft] or 0) / 2)
+          local times = latency[ft] or {}
+          table.insert(times, took)
+          if #times > M.SAMPLES then
+            table.remove(times, 1)
+          end
+          latency[ft] = times
         end
       end
     end

@@ -14,6 +14,11 @@ test("client-only and empty settings are not sent to the server", () => {
   assert.deepEqual(s, { model: "openai/gpt-4o", maxToolFailurePerTurn: 2 });
 });
 
+test("forge.verify.diagnostics reaches the server as its [verify] table, and only when set", () => {
+  assert.deepEqual(serverSettings({ verify: { diagnostics: "fail" } }), { verify: { diagnostics: "fail" } });
+  assert.deepEqual(serverSettings({ verify: undefined }), {});
+});
+
 test("initializationOptions wrap the settings", () => {
   assert.deepEqual(initializationOptions({ model: "" }), { settings: {}, workspaceTrusted: false });
   assert.deepEqual(initializationOptions({ model: "openai/gpt-4o" }, true), {
