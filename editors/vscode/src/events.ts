@@ -131,6 +131,15 @@ export function chatParts(e: ForgeEvent): ChatPart[] {
         : [];
     case "interrupt":
       return [{ kind: "interrupt", message: String(e.message ?? "the turn was interrupted") }];
+    case "problems":
+      // The editor's own diagnostics of the file a call changed: its new problems, as a progress line.
+      return typeof e.count === "number" && e.count > 0
+        ? [{ kind: "progress", text: `editor: ${problemsPhrase({ count: e.count, files: [{ path: e.path }] }) ?? ""}` }]
+        : [];
+    case "turnFinished": {
+      const left = problemsPhrase(e.problems);
+      return left ? [{ kind: "markdown", text: `\n\n⚠ The editor reports ${left} that this turn's edits made.` }] : [];
+    }
     default:
       return [];
   }

@@ -15,7 +15,7 @@ import {
 } from "../diagnostics";
 import { withReloadCapability } from "../reloads";
 import { withSaveCapability } from "../saves";
-import { turnNotice } from "../events";
+import { chatParts, turnNotice } from "../events";
 
 const F821: LspDiagnostic = {
   range: { start: { line: 2, character: 6 }, end: { line: 2, character: 20 } },
@@ -179,4 +179,16 @@ test("a turn that leaves new problems does not end as a plain completed", () => 
     level: "info",
     message: "Forge: turn completed (2 requests, 1 tool call, 0 failures)",
   });
+});
+
+test("the chat shows a check's new problems and what the turn leaves", () => {
+  assert.deepEqual(chatParts({ type: "problems", turnId: "t", path: "app.ts", count: 2, problems: [] }), [
+    { kind: "progress", text: "editor: 2 new problems in app.ts" },
+  ]);
+  assert.deepEqual(chatParts({ type: "problems", turnId: "t", path: "app.ts", count: 0, problems: [] }), []);
+  const problems = { count: 1, files: [{ path: "app.ts", count: 1 }] };
+  assert.deepEqual(chatParts({ type: "turnFinished", turnId: "t", status: "completed", problems }), [
+    { kind: "markdown", text: "\n\n⚠ The editor reports 1 new problem in app.ts that this turn's edits made." },
+  ]);
+  assert.deepEqual(chatParts({ type: "turnFinished", turnId: "t", status: "completed" }), []);
 });
