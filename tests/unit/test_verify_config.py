@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,9 @@ def test_the_defaults_report_errors_within_two_seconds(workspace: Path) -> None:
 
 
 @pytest.mark.parametrize("trusted", [False, True])
-def test_a_workspace_may_tighten_diagnostics_and_severity_never_loosen_them(workspace: Path, trusted: bool) -> None:
+def test_a_workspace_may_tighten_diagnostics_and_severity_never_loosen_them(
+    workspace: Path, trusted: bool, record_reliability: Callable[[str, str, str], None]
+) -> None:
     (workspace / ".forge.toml").write_text('[verify]\ndiagnostics = "fail"\nseverity = "warning"\n')
     eff = loader(workspace).load(trusted=trusted)
     assert (eff.config.verify.diagnostics, eff.config.verify.severity) == ("fail", "warning") and not eff.problems
@@ -41,6 +44,12 @@ def test_a_workspace_may_tighten_diagnostics_and_severity_never_loosen_them(work
     assert (off.key, off.line) == ("verify.diagnostics", 2)
     assert "'off' would loosen your 'fail'; a workspace may only tighten it" in off.message
     assert (error.key, error.line) == ("verify.severity", 3)
+    if not trusted:
+        record_reliability(
+            "attack: a cloned repository turns off the check of the agent's edits against the editor's diagnostics",
+            '.forge.toml: [verify] diagnostics = "off", severity = "error" where the user set "fail" and "warning"',
+            'both ignored and reported at their lines; the user\'s "fail" and "warning" stay, trusted or not',
+        )
     # "report" where the default is: no tighter, no looser.
     (workspace.parent / "user.toml").unlink()
     (workspace / ".forge.toml").write_text('[verify]\ndiagnostics = "report"\n')
