@@ -4,9 +4,9 @@
 //
 // "Caught up": a change of the document's diagnostics (languages.onDidChangeDiagnostics) came after it reached the
 // version in which the server saw the edit, and none more for a moment (TypeScript reports syntax and semantic
-// diagnostics apart); or a quiet period passed with none coming (twice the slowest of the language's last report
-// times, once a few are known; a language nothing reported on in this session gets a short one); waitMs bounds it
-// all. TypeScript reports only a change, and may take a second: until its times are known it gets waitMs. A file that
+// diagnostics apart); or a quiet period passed with none coming: for a language whose providers were seen to say
+// nothing after an edit (TypeScript reports only a change), twice the slowest of its last report times, once a
+// few are known; a language nothing reported on in this session gets a short one. waitMs bounds it all. A file that
 // is not open is opened without being shown (workspace.openTextDocument), so its language servers see it, and
 // their first report is waited for. Pure (no `vscode` import): unit-tested in node.
 
@@ -71,6 +71,7 @@ export class DiagnosticsWatch {
   private held = new Map<string, { mine: string; others: string }>();
   private latency = new Map<string, number[]>();
   private seen = new Set<string>();
+  private silent = new Set<string>();
   private listeners = new Map<string, (() => void)[]>();
 
   /** A change of a document's diagnostics (onDidChangeDiagnostics): mine and others, Forge's and the other sources'
@@ -124,15 +125,19 @@ export class DiagnosticsWatch {
       return { done: t - quietSince >= SETTLE_MS, next: quietSince + SETTLE_MS };
     }
     const times = this.latency.get(doc.languageId) ?? [];
-    const quiet =
-      times.length >= LEARNT_AFTER ? Math.max(QUIET_FLOOR_MS, 2 * Math.max(...times)) : this.seen.has(doc.languageId) ? waitMs : UNKNOWN_QUIET_MS;
+    const learnt = this.silent.has(doc.languageId) && times.length >= LEARNT_AFTER;
+    const quiet = learnt ? Math.max(QUIET_FLOOR_MS, 2 * Math.max(...times)) : this.seen.has(doc.languageId) ? waitMs : UNKNOWN_QUIET_MS;
     // A quiet period as long as the wait is the wait running out: not caught up.
     return { done: quiet < waitMs && t - asked >= quiet, next: asked + Math.min(quiet, waitMs) };
   }
 
-  /** An answer came: how long the language's providers took to report (its last SAMPLES times are kept). */
+  /** An answer came: how long the language's providers took to report (its last SAMPLES times are kept), or that
+   * they said nothing within the wait (then the language gets a quiet period once its times are known). */
   learn(doc: OpenedDocument, version: number, asked: number): void {
     const first = this.since(doc, version, asked)[0];
+    if (!first && this.seen.has(doc.languageId)) {
+      this.silent.add(doc.languageId);
+    }
     if (first && doc.languageId) {
       const times = [...(this.latency.get(doc.languageId) ?? []), Math.max(0, first.at - asked)];
       this.latency.set(doc.languageId, times.slice(-SAMPLES));
@@ -163,6 +168,7 @@ async function answer(uri: string, version: number | null, waitMs: number, edito
       break;
     }
     if (t >= deadline) {
+      watch.learn(doc, at, asked);
       break;
     }
     await watch.changed(doc.key, Math.min(next, deadline) - t);

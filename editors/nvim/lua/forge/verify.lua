@@ -4,8 +4,9 @@
 --
 -- "Caught up": a DiagnosticChanged came for the buffer after it reached the version in which the server saw the
 -- edit, from each language server attached to it (or none more for a moment); with none attached but forge,
--- nothing to wait for; a language server that says nothing new within a quiet period (twice the slowest of its last
--- report times, once a few are known) had nothing new to say. waitMs bounds it all. A file that is not loaded is loaded
+-- nothing to wait for. Most language servers report after every change (ruff): they are waited for. One seen to
+-- say nothing after an edit gets a quiet period (twice the slowest of its last report times, once a few are known):
+-- it had nothing new to say. waitMs bounds it all. A file that is not loaded is loaded
 -- without being shown (an unlisted buffer, no swap file), so its language servers see it, and their first report
 -- is waited for.
 local M = {}
@@ -24,8 +25,10 @@ M.MAX_WAIT_MS = 60000
 local changes = {}
 -- Per buffer, what its forge and other namespaces held at the last change (to tell a change of forge's alone).
 local held = {}
--- Per filetype, how long its language servers took to report after an edit (the last few times).
+-- Per filetype, how long its language servers took to report after an edit (the last few times), and whether they
+-- ever said nothing within a wait (most report after every change: ruff; one that does not gets a quiet period).
 local latency = {}
+local silent = {}
 -- Buffers this module loaded (for :checkhealth and the log), by number.
 M.loaded = {}
 
@@ -184,8 +187,10 @@ local function current(p, t)
   if servers == 0 and not p.loaded_now then
     return true -- no language server for this file: what the editor has is all there is
   end
-  local times = latency[vim.bo[p.bufnr].filetype] or {}
-  local quiet = #times >= M.LEARNT_AFTER and math.max(M.QUIET_FLOOR_MS, 2 * math.max((table.unpack or unpack)(times))) or nil
+  local ft = vim.bo[p.bufnr].filetype
+  local times = latency[ft] or {}
+  local quiet = silent[ft] and #times >= M.LEARNT_AFTER and math.max(M.QUIET_FLOOR_MS, 2 * math.max((table.unpack or unpack)(times)))
+    or nil
   -- A quiet period as long as the wait is the wait running out: not caught up.
   return quiet ~= nil and quiet < p.wait and t - p.asked >= quiet
 end
@@ -258,6 +263,11 @@ function M.diagnostics(_, params)
   end
   if wait > 0 and not all_current() then
     vim.wait(wait, all_current, 5)
+  end
+  for _, p in ipairs(pending) do
+    if p.bufnr and not p.done and #since(p) == 0 and vim.api.nvim_buf_is_valid(p.bufnr) then
+      silent[vim.bo[p.bufnr].filetype] = true -- its language servers said nothing within the wait
+    end
   end
   local answers = {}
   for _, p in ipairs(pending) do
