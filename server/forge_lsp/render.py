@@ -109,6 +109,8 @@ def format_event(event: Mapping[str, Any]) -> str | None:
         return f"  ↺ reminder to the model ({what}): {first[0] if first else ''}"
     if kind == "hookError":
         return f"  ⚠ hook: {format_hook_error(event)}"
+    if kind == "problems":
+        return format_problems(event)
     if kind == "interrupt":
         return f"  ⛔ interrupted: {format_reason(event['reason'])}\n     {event.get('message', '')}"
     if kind == "turnFinished":
@@ -126,6 +128,10 @@ def format_event(event: Mapping[str, Any]) -> str | None:
             line += f"; {format_usage(s['usage'])}"
         if s.get("error"):
             line += f"\n  error: {s['error']}"
+        problems = s.get("problems")
+        if isinstance(problems, Mapping) and problems.get("count"):
+            files = [f"{f.get('path')} ({f.get('count')})" for f in problems.get("files", []) if isinstance(f, Mapping)]
+            line += f"\n  left: {_count(problems['count'], 'new problem')} in {', '.join(files)}"
         return line
     return None
 
@@ -144,6 +150,22 @@ def home_relative(path: str) -> str:
     """A path as a person writes it: ~/.config/... for a file in the home folder."""
     home = os.path.expanduser("~")
     return "~" + path[len(home) :] if home not in ("", "/") and path.startswith(home + os.sep) else path
+
+
+def format_problems(event: Mapping[str, Any]) -> str:
+    """A problems event: the editor's diagnostics of a file a call changed, once its language servers caught up."""
+    count, path, waited = event.get("count", 0), event.get("path", ""), event.get("waitedMs", 0)
+    late = "" if event.get("caughtUp", True) else ", its language servers had not reported yet"
+    if not count:
+        return f"  · editor: no new problems in {path} ({waited} ms{late})"
+    failed = '; the call counts as failed ([verify] diagnostics = "fail")' if event.get("failed") else ""
+    lines = [f"  ⚠ editor: {_count(count, 'new problem')} in {path} ({waited} ms{late}){failed}"]
+    for problem in event.get("problems", []):
+        if isinstance(problem, Mapping):
+            origin = " ".join(str(problem[k]) for k in ("source", "code") if problem.get(k))
+            where = f"{problem.get('path')}:{problem.get('line')}:{problem.get('column')}"
+            lines.append(f"      {where}: {problem.get('severity')}{' ' + origin if origin else ''}: {problem.get('message')}")
+    return "\n".join(lines)
 
 
 REASONING_SHOWN = 300

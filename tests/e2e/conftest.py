@@ -57,13 +57,17 @@ class Answers:
         """A support.editor.FakeEditor that applies the edits to its buffers (and saves them when asked)."""
 
 
-def capabilities(review: bool = True, saves: bool = False, reloads: bool = False) -> t.ClientCapabilities:
+def capabilities(
+    review: bool = True, saves: bool = False, reloads: bool = False, diagnostics: bool = False
+) -> t.ClientCapabilities:
     """What the test client says it can do; review: it shows edits for confirmation (as VS Code does);
     saves: it saves documents when the server asks (forge/saveDocuments, as the editors' plugins do);
     reloads: it reads documents again from the disk when the server asks (forge/reloadDocuments)."""
     forge = {"saveDocuments": True} if saves else {}
     if reloads:
         forge["reloadDocuments"] = True
+    if diagnostics:
+        forge["diagnostics"] = True  # it answers forge/diagnostics (the editor's own diagnostics of a file)
     edit = t.WorkspaceEditClientCapabilities(
         document_changes=True,
         resource_operations=[t.ResourceOperationKind.Create, t.ResourceOperationKind.Rename, t.ResourceOperationKind.Delete],
@@ -126,6 +130,11 @@ async def client(lsp_client: LanguageClient, ws: Path, request: pytest.FixtureRe
         assert answers.editor is not None, "forge/reloadDocuments sent to a client with no editor"
         return answers.editor.reload_documents(params)
 
+    @lsp_client.feature("forge/diagnostics")
+    def diagnostics(params: Any) -> Any:
+        assert answers.editor is not None, "forge/diagnostics sent to a client with no editor"
+        return answers.editor.diagnostics(params)
+
     @lsp_client.feature(t.CLIENT_REGISTER_CAPABILITY)
     def register(params: t.RegistrationParams) -> None:
         lsp_client.registrations.extend(params.registrations)  # type: ignore[attr-defined]
@@ -148,6 +157,7 @@ async def client(lsp_client: LanguageClient, ws: Path, request: pytest.FixtureRe
                 review=request.node.get_closest_marker("no_review") is None,
                 saves=request.node.get_closest_marker("saves_documents") is not None,
                 reloads=request.node.get_closest_marker("reloads_documents") is not None,
+                diagnostics=request.node.get_closest_marker("reports_diagnostics") is not None,
             ),
             root_uri=ws.as_uri(),
             workspace_folders=[t.WorkspaceFolder(uri=ws.as_uri(), name="project")],

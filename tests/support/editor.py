@@ -1,10 +1,12 @@
 """An editor as the pytest-lsp client plays it: documents with versions, workspace/applyEdit applied to the
-buffer and reported by a didChange (later, like Neovim's debounce, when told), and forge/saveDocuments and
-forge/reloadDocuments answered as the Neovim plugin and the VS Code extension do (when the client says it can)."""
+buffer and reported by a didChange (later, like Neovim's debounce, when told), and forge/saveDocuments,
+forge/reloadDocuments and forge/diagnostics answered as the Neovim plugin and the VS Code extension do (when the
+client says it can)."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,17 @@ from lsprotocol import types as t
 from pytest_lsp import LanguageClient
 
 from support.textedits import apply
+
+
+def _plain(value: Any) -> Any:
+    """A request's params as JSON data (pygls gives a method it does not know as named tuples)."""
+    if hasattr(value, "_asdict"):
+        return {k: _plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
 
 
 @dataclass
@@ -54,6 +67,14 @@ class FakeEditor:
     in_pieces: bool = False
     """An edit of several TextEdits is reported in two didChanges: its last TextEdit at once, the rest
     report_ms later (Neovim sends the first change at once when its last report is older than its debounce)."""
+    lint: Callable[[Path, str], list[dict[str, Any]]] | None = None
+    """The editor's own language server: a document's diagnostics from its text (forge/diagnostics answers them)."""
+    diagnostics_asked: list[dict[str, Any]] = field(default_factory=list)
+    """Each forge/diagnostics request's params, in order."""
+    diagnostics_answer: Any = None
+    """What forge/diagnostics answers instead of the lint (a client's wrong answer); None: the lint's."""
+    hidden: list[Path] = field(default_factory=list)
+    """The files forge/diagnostics opened without showing them (they were not open)."""
 
     def open(self, path: Path, text: str | None = None, disk: str | None = None) -> Buffer:
         """path opened; text: the buffer's (default: the disk's); disk: written first (default: text)."""
@@ -180,4 +201,24 @@ class FakeEditor:
             if self.types_after_save is not None:
                 typed, self.types_after_save = self.types_after_save, None
                 asyncio.get_running_loop().call_soon(self.type, buf.path, buf.text + typed)
+        return answers
+
+    def diagnostics(self, params: Any) -> Any:
+        """forge/diagnostics: each document's diagnostics from the lint (its buffer, or the disk for one not open,
+        which the editor then opens without showing it), as current ones."""
+        params = _plain(params)
+        self.diagnostics_asked.append(params)
+        if self.diagnostics_answer is not None:
+            return self.diagnostics_answer
+        answers: list[dict[str, Any]] = []
+        for doc in params["documents"]:
+            uri = doc["uri"]
+            path = Path(unquote(urlparse(uri).path))
+            buf = self.buffers.get(uri)
+            if buf is None and path.is_file():
+                self.hidden.append(path)
+                buf = self.open(path)
+            text = buf.text if buf is not None else ""
+            found = self.lint(path, text) if self.lint is not None and buf is not None else []
+            answers.append({"uri": uri, "diagnostics": found, "caughtUp": True})
         return answers

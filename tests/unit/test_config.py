@@ -21,6 +21,7 @@ from forge_lsp.domain.config import (
     RetryConfig,
     ShellConfig,
     ToolConfig,
+    VerifyConfig,
     default_values,
 )
 
@@ -45,8 +46,8 @@ def test_defaults_are_forges(workspace: Path) -> None:
 def test_every_key_is_one_row_of_the_table_and_one_field_of_the_config() -> None:
     sections = {"": ForgeConfig(), "retry.": RetryConfig(), "compact.": CompactConfig()}
     sections |= {"tools.shell.": ShellConfig(), "tools.fetch.": FetchConfig(), "tools.<name>.": ToolConfig()}
-    sections |= {"mcp.": McpConfig(), "hooks.": HookSettings()}
-    not_keys = {"trusted", "rule_origins", "retry", "compact", "shell", "fetch", "tools", "mcp", "hook_settings"}
+    sections |= {"mcp.": McpConfig(), "hooks.": HookSettings(), "verify.": VerifyConfig()}
+    not_keys = {"trusted", "rule_origins", "retry", "compact", "shell", "fetch", "tools", "mcp", "hook_settings", "verify"}
     found = {
         prefix + f.name: getattr(obj, f.name)
         for prefix, obj in sections.items()

@@ -1,4 +1,5 @@
 // Pure: forge/event payloads -> output-channel lines and status-bar text.
+import { problemsPhrase } from "./diagnostics";
 
 /** A forge/event notification ({type, turnId, ...}). */
 export interface ForgeEvent {
@@ -40,9 +41,13 @@ export function turnNotice(e: ForgeEvent): Notice | undefined {
     plural(s.toolCalls ?? 0, "tool call"),
     plural(s.failures ?? 0, "failure"),
   ].join(", ");
+  const left = problemsPhrase(e.problems);
   switch (e.status) {
     case "completed":
-      return { level: "info", message: `Forge: turn completed (${counts})` };
+      // Not a plain "completed" while the editor reports problems the turn's edits made.
+      return left
+        ? { level: "warning", message: `Forge: turn completed; ${left} (${counts})` }
+        : { level: "info", message: `Forge: turn completed (${counts})` };
     case "cancelled":
       return { level: "info", message: "Forge: turn cancelled" };
     case "failed":
@@ -126,6 +131,15 @@ export function chatParts(e: ForgeEvent): ChatPart[] {
         : [];
     case "interrupt":
       return [{ kind: "interrupt", message: String(e.message ?? "the turn was interrupted") }];
+    case "problems":
+      // The editor's own diagnostics of the file a call changed: its new problems, as a progress line.
+      return typeof e.count === "number" && e.count > 0
+        ? [{ kind: "progress", text: `editor: ${problemsPhrase({ count: e.count, files: [{ path: e.path }] }) ?? ""}` }]
+        : [];
+    case "turnFinished": {
+      const left = problemsPhrase(e.problems);
+      return left ? [{ kind: "markdown", text: `\n\n⚠ The editor reports ${left} that this turn's edits made.` }] : [];
+    }
     default:
       return [];
   }

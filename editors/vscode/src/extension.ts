@@ -14,6 +14,7 @@ import { editorContext, registerActions, RunArg } from "./actions";
 import { agentItems, withAgent } from "./agents";
 import { registerChat } from "./chat";
 import { CHAT_COMMANDS, PaletteId } from "./commands";
+import { answerDiagnostics, DIAGNOSTICS, DiagnosticsRequest, DiagnosticsWatch, FORGE_SOURCE, LspDiagnostic, withDiagnosticsCapability } from "./diagnostics";
 import { cancelNotice, conversationItems, ForgeEvent, Notice, statusText, turnNotice } from "./events";
 import { mcpServers, McpItem, McpServer, serverActions, serverItems, stateText } from "./mcp";
 import { RELOAD_DOCUMENTS, ReloadRequest, ReloadableDocument, reloadDocuments, withReloadCapability } from "./reloads";
@@ -61,7 +62,13 @@ function readSettings(): ForgeSettings {
     maxRequestsPerTurn: c.get<number | null>("maxRequestsPerTurn"),
     maxRepeatedCallsPerTurn: c.get<number | null>("maxRepeatedCallsPerTurn"),
     mcpServers: c.get<Record<string, unknown> | null>("mcpServers"),
+    verify: verifySetting(c.get<string | null>("verify.diagnostics")),
   };
+}
+
+/** forge.verify.diagnostics as the server's [verify] table (unset: nothing sent, the server's config decides). */
+function verifySetting(diagnostics: string | null | undefined): { diagnostics: string } | undefined {
+  return diagnostics ? { diagnostics } : undefined;
 }
 
 function isExecutable(file: string): boolean {
@@ -137,6 +144,7 @@ async function startClient(): Promise<void> {
     fillClientCapabilities: (capabilities) => {
       withSaveCapability(capabilities);
       withReloadCapability(capabilities);
+      withDiagnosticsCapability(capabilities);
     },
     initialize: () => undefined,
     getState: () => ({ kind: "static" }),
@@ -174,6 +182,29 @@ async function startClient(): Promise<void> {
         }),
     }),
   );
+  // After each edit of the agent, the server asks for VS Code's own diagnostics of the file (src/diagnostics.ts).
+  active.onRequest(DIAGNOSTICS, (params: DiagnosticsRequest) =>
+    answerDiagnostics(
+      params,
+      {
+        open: async (uri) => {
+          const code = active.protocol2CodeConverter.asUri(uri);
+          const key = code.toString();
+          const inTab = vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => t.input instanceof vscode.TabInputText && t.input.uri.toString() === key));
+          const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === key) ?? (await vscode.workspace.openTextDocument(code));
+          if (!inTab) {
+            // Opened as a tab in the background (not shown, focus kept): the language servers see it, and VS Code's
+            // TypeScript validates only files in tabs. Pinned, so that it never replaces the user's preview tab.
+            await vscode.commands.executeCommand("vscode.open", code, { preview: false, preserveFocus: true, background: true });
+          }
+          return { key, version: doc.version, languageId: doc.languageId, openedNow: !inTab };
+        },
+        diagnostics: (key) => vscode.languages.getDiagnostics(vscode.Uri.parse(key)).filter((d) => d.source !== FORGE_SOURCE).map(asLsp),
+        now: () => Date.now(),
+      },
+      diagnosticsWatch,
+    ),
+  );
   // The server logs one line per event (window/logMessage, into this channel): the extension adds
   // none of its own, so each event is in the output once.
   client.onNotification("forge/event", (event: ForgeEvent) => {
@@ -196,6 +227,36 @@ async function startClient(): Promise<void> {
   await client.start();
   // The conversation's agent is learnt from the next turn (turnStarted), Select Agent or Status: asking at
   // start would open the workspace's state (and make .forge/) in every folder VS Code opens.
+}
+
+/** A VS Code diagnostic as an LSP one (what forge/diagnostics answers). */
+function asLsp(d: vscode.Diagnostic): LspDiagnostic {
+  const code = typeof d.code === "object" && d.code !== null ? d.code.value : d.code;
+  return {
+    range: {
+      start: { line: d.range.start.line, character: d.range.start.character },
+      end: { line: d.range.end.line, character: d.range.end.character },
+    },
+    severity: d.severity + 1, // VS Code counts from Error = 0, LSP from Error = 1
+    source: d.source,
+    code,
+    message: d.message,
+  };
+}
+
+/** Every document's diagnostics changes, from activation on (forge/diagnostics waits on them). */
+const diagnosticsWatch = new DiagnosticsWatch();
+
+function watchDiagnostics(e: vscode.DiagnosticChangeEvent): void {
+  for (const uri of e.uris) {
+    const key = uri.toString();
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === key);
+    const all = vscode.languages.getDiagnostics(uri);
+    const line = (d: vscode.Diagnostic) => `${d.range.start.line}:${d.range.start.character}:${d.severity}:${String(d.code)}:${d.message}`;
+    const mine = all.filter((d) => d.source === FORGE_SOURCE).map(line).join("\n");
+    const others = all.filter((d) => d.source !== FORGE_SOURCE).map(line).join("\n");
+    diagnosticsWatch.record(key, doc?.languageId, doc?.version ?? 0, mine, others, Date.now());
+  }
 }
 
 /** Forge: Select Agent: the agents in a quick pick, the chosen one the conversation's from its next turn. */
@@ -469,6 +530,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     output,
     status,
     forgeEvents,
+    vscode.languages.onDidChangeDiagnostics(watchDiagnostics),
+    vscode.workspace.onDidCloseTextDocument((doc) => diagnosticsWatch.forget(doc.uri.toString())),
     ...Object.entries(handlers).map(([id, handler]) => vscode.commands.registerCommand(id, handler)),
     // The user trusted the folder in VS Code (Manage Workspace Trust): the server hears it at once.
     vscode.workspace.onDidGrantWorkspaceTrust(() => void forgeCommand("forge.trust")),

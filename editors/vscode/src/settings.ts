@@ -11,6 +11,8 @@ export interface ForgeSettings {
   maxRepeatedCallsPerTurn?: number | null;
   trace?: { server?: string };
   mcpServers?: Record<string, unknown> | null;
+  /** [verify]: forge.verify.diagnostics (off, report, fail), sent only when set. */
+  verify?: { diagnostics: string };
 }
 
 /** Settings that only start the server; they are not part of the server's config schema. */

@@ -57,6 +57,7 @@ from forge_lsp.domain.messages import (
     describe,
 )
 from forge_lsp.domain.ports import HistoryPort, ModelPort, TemplatePort, ToolPort
+from forge_lsp.domain.problems import ProblemsLeft
 from forge_lsp.domain.retry import UNSENT, ModelError, total_budget_s, with_retry
 from forge_lsp.domain.template_names import ERROR_REFLECTION, RETRY_MESSAGE
 from forge_lsp.domain.tokens import CHARS_PER_TOKEN
@@ -197,6 +198,7 @@ class Orchestrator:
         hooks: Callable[[TemplatePort, ToolPort], list[TurnHook]] = default_hooks,
         files_changed: Callable[[str], int] | None = None,
         user_hooks: UserHooks | None = None,
+        problems_left: Callable[[], ProblemsLeft | None] | None = None,
     ) -> None:
         self.config = config
         self.model = model
@@ -213,6 +215,8 @@ class Orchestrator:
         """How many files a turn (by id) changed, for its summary (the runtime keeps the record)."""
         self.user_hooks = user_hooks
         """The user's [[hooks]] of this turn (core/user_hooks.py): around each tool call, and where the turn would end."""
+        self.problems_left = problems_left
+        """The new problems the editor reports in the files the turn changed, for its summary (core/editor_check.py)."""
 
     async def run(self, request: TurnRequest, emit: Emit) -> TurnSummary:
         """Run a turn to its end: completed, interrupted, cancelled or failed. Never raises."""
@@ -249,6 +253,7 @@ class Orchestrator:
             timing=self._timing(turn),
             files_changed=self._files_changed(turn_id),
             replies_cut=turn.replies_cut if turn else 0,
+            problems=self.problems_left() if self.problems_left is not None else None,
         )
         if reason is not None:
             emit(Interrupt(turn_id, reason))

@@ -24,6 +24,7 @@ from forge_lsp.core.conversations import Conversations
 from forge_lsp.core.definitions import UNTRUSTED_MCP as UNTRUSTED_MCP
 from forge_lsp.core.definitions import UNTRUSTED_MCP_REASON as UNTRUSTED_MCP_REASON
 from forge_lsp.core.definitions import Definitions
+from forge_lsp.core.editor_check import DiagnosticsPort
 from forge_lsp.core.errors import TurnInProgress
 from forge_lsp.core.orchestrator import Emit
 from forge_lsp.core.pipeline import Accepted, PromptRequest, accept, run
@@ -71,6 +72,7 @@ class WorkspaceRuntime:
         wording: Wording = GENERIC,
         on_notice: Callable[[str], None] = log.warning,
         on_mcp_failure: Callable[[ServerSpec, str], None] | None = None,
+        diagnostics: DiagnosticsPort | None = None,
     ) -> None:
         """trusted: the user's word for this process alone (`run --trust`), not recorded; None asks the
         user's trust store (`forge-lsp trust DIR`, forge.trust). editor_trust: the editor's own word (VS Code's
@@ -79,7 +81,8 @@ class WorkspaceRuntime:
 
         The frontend's ports, given as it opens the workspace: wording (how it names its ways to trust and to
         set the model), on_notice (state problems the user should see), on_mcp_failure (once per failure of an
-        MCP server; None: said through on_notice)."""
+        MCP server; None: said through on_notice), diagnostics (the editor's diagnostics of the files a turn edits,
+        core/editor_check.py; None: no editor, nothing checked)."""
         self.root = root.resolve()
         self.workspace = Workspace(self.root)
         self.session = Session(None, files or DiskFiles(), ask)
@@ -93,6 +96,8 @@ class WorkspaceRuntime:
             lambda spec, reason: self.on_notice(f"forge-lsp: MCP server {spec.name} failed: {reason} ({spec.where()})")
         )
         """Told once per failure of an MCP server (the server shows it and puts it on the entry)."""
+        self.diagnostics = diagnostics
+        """The editor's diagnostics of a file (the language server's forge/diagnostics); None: ACP, the CLI."""
         self.loader = ConfigLoader(self.root, user_config)
         self.loader.set_editor(editor_settings)
         self.trust = TrustState(self.root, self.loader, trusted=trusted, trust_store=trust_store, editor_trust=editor_trust)
@@ -396,6 +401,16 @@ class WorkspaceRuntime:
             out["turnId"] = self.turn_id
         out["usage"] = self.usage()
         out["mcp"] = self.mcp_status()
+        out["verify"] = self.verify_status()
+        return out
+
+    def verify_status(self) -> dict[str, Any]:
+        """forge.status verify: {diagnostics, editor, reason?}: whether the agent's edits are checked against the
+        editor's diagnostics ([verify] diagnostics, and whether this editor can give them)."""
+        why = self.diagnostics.unavailable() if self.diagnostics is not None else "no editor (ACP, the CLI)"
+        out: dict[str, Any] = {"diagnostics": self.config.verify.diagnostics, "editor": why is None}
+        if why is not None:
+            out["reason"] = why
         return out
 
     async def close_mcp(self, *, final: bool = False) -> None:

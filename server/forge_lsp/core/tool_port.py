@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from forge_lsp.domain.agents import Agent, not_available
 from forge_lsp.domain.messages import ToolCall, ToolResult
@@ -10,6 +10,9 @@ from forge_lsp.tools.base import ToolContext, ToolDefinition
 from forge_lsp.tools.mcp.manager import McpManager
 from forge_lsp.tools.registry import ToolRegistry
 from forge_lsp.tools.workspace import PathOutsideWorkspace
+
+if TYPE_CHECKING:
+    from forge_lsp.core.editor_check import EditChecks
 
 
 class BoundTools:
@@ -26,6 +29,8 @@ class BoundTools:
         self.ctx = ctx
         self.mcp = mcp or []
         self.agent = agent
+        self.checks: EditChecks | None = None
+        """The turn's checks of its edits against the editor's diagnostics (core/editor_check.py); None: none."""
 
     def _shadowed(self, index: int) -> set[str]:
         """The server names of the managers after self.mcp[index]: a later source wins per name (an ACP
@@ -83,6 +88,8 @@ class BoundTools:
             return ToolResult(call.id, call.name, refused, is_error=True), False
         self.ctx.call_id, self.ctx.tool = call.id, call.name
         try:
+            if self.checks is not None:
+                return await self.checks.run(call, lambda: self.registry.call(call, self.ctx))
             return await self.registry.call(call, self.ctx)
         finally:
             self.ctx.call_id, self.ctx.tool = None, None

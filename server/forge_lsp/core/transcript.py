@@ -189,6 +189,11 @@ class TranscriptWriter:
                     f"failures: {summary.failures}, files changed: {summary.files_changed}{cut}{extra}\n\n"
                     f"usage: {format_usage(summary.usage.to_dict())}\n"
                 )
+                if summary.problems is not None:
+                    self._entry(
+                        f"## Problems left\n\nThe editor reports {summary.problems.describe()} that this turn's edits made:"
+                        f"\n\n{_fence(summary.problems.lines())}"
+                    )
             self.close()
 
     def note(self, text: str) -> None:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from forge_lsp.core import prompts
+from forge_lsp.core.editor_check import EditChecks
 from forge_lsp.core.errors import NoModel, TurnInProgress, check_prompt
 from forge_lsp.core.orchestrator import Emit, Orchestrator, TurnRequest
 from forge_lsp.core.running import RunningCall
@@ -204,6 +205,12 @@ class Turns:
         ctx.changes = TurnChanges(turn_files, runtime.workspace, turn_id)
         servers = [runtime.mcp, *([session.mcp] if session.mcp is not None else [])]
         tools = BoundTools(runtime.registry, ctx, servers, agent=agent)
+        checks = (
+            EditChecks(runtime.diagnostics, config.verify, runtime.workspace, turn_id)
+            if runtime.diagnostics is not None
+            else None
+        )
+        tools.checks = checks
         await tools.prepare()
         llm = LiteLLMModel(config, runtime.root, model)
         llm.reasoning = agent.reasoning
@@ -232,6 +239,7 @@ class Turns:
             workspace_context=prompts.workspace_context(runtime.templates, variables, system_prompt),
             files_changed=lambda turn: len(turn_files.files(turn)),
             user_hooks=hooks,
+            problems_left=checks.left if checks is not None else None,
         )
         transcript = TranscriptWriter(runtime.root, turn_id)
         self.transcript = transcript
@@ -249,6 +257,8 @@ class Turns:
                 log.warning("transcript %s: %s", transcript.path, exc)
             emit(event)
 
+        if checks is not None:
+            checks.emit = fan_out
         request = TurnRequest(turn_id, conversation, prompt, model, context=dict(context or {}), agent=agent.id)
         self._task = asyncio.ensure_future(orchestrator.run(request, fan_out))
         try:

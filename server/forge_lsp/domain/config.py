@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from forge_lsp.domain.hooks import Hook
+from forge_lsp.domain.problems import DIAGNOSTICS_MODES, SEVERITY_LEVELS
 from forge_lsp.domain.tool_catalog import TOOL_NAMES
 
 WORKSPACE_FILE = ".forge.toml"
@@ -110,6 +111,17 @@ def _hooks(v: Any) -> tuple[Hook, ...]:
     if isinstance(v, list | tuple) and all(isinstance(h, Hook) for h in v):
         return tuple(v)
     raise ValueError("hooks are read only from your config.toml and a trusted workspace's .forge.toml, not from editor settings")
+
+
+MAX_VERIFY_WAIT_MS = 60_000
+"""The longest [verify] wait_ms: an edit never waits a minute for the editor's language servers."""
+
+
+def _wait_ms(v: Any) -> int:
+    value: int = _int(0)(v)
+    if value > MAX_VERIFY_WAIT_MS:
+        raise ValueError(f"must be <= {MAX_VERIFY_WAIT_MS}, got {v}")
+    return value
 
 
 def _int_list(v: Any) -> tuple[int, ...]:
@@ -261,6 +273,9 @@ KEYS: dict[str, KeySpec] = _table(
     KeySpec("mcp.confirm", _str_list, (), trust=None, union=True),
     KeySpec("hooks", _hooks, (), trust=HOOKS_RUN, union=True),
     KeySpec("hooks.max_stop_blocks", _int(0), 3, trust=None, looser=HIGHER),
+    KeySpec("verify.diagnostics", _choice(DIAGNOSTICS_MODES), "report", trust=None, ranks=DIAGNOSTICS_MODES),
+    KeySpec("verify.severity", _choice(SEVERITY_LEVELS), "error", trust=None, ranks=SEVERITY_LEVELS),
+    KeySpec("verify.wait_ms", _wait_ms, 2000, trust=None, looser=LOWER),
 )
 UNION_KEYS = frozenset(k for k, spec in KEYS.items() if spec.union)
 """Lists merged across layers (union): a later layer adds rules, never removes one."""
@@ -356,6 +371,18 @@ class HookSettings:
 
 
 @dataclass(frozen=True)
+class VerifyConfig:
+    """[verify]: the editor's diagnostics of the files a call changed, checked after it (core/editor_check.py)."""
+
+    diagnostics: str = _default("verify.diagnostics")
+    """"off", "report" (new problems go into the call's result) or "fail" (and the call is a failed one)."""
+    severity: str = _default("verify.severity")
+    """The least severe problem that counts: "error", or "warning" (errors and warnings)."""
+    wait_ms: int = _default("verify.wait_ms")
+    """The most an edit waits for the editor's language servers to report on it (a bound, not a sleep)."""
+
+
+@dataclass(frozen=True)
 class CompactConfig:
     """Forge's [compact]: when older messages are replaced by a summary in what the model is sent.
 
@@ -413,6 +440,7 @@ class ForgeConfig:
     shell: ShellConfig = field(default_factory=ShellConfig)
     fetch: FetchConfig = field(default_factory=FetchConfig)
     mcp: McpConfig = field(default_factory=McpConfig)
+    verify: VerifyConfig = field(default_factory=VerifyConfig)
     tools: Mapping[str, ToolConfig] = field(default_factory=dict)
     hooks: tuple[Hook, ...] = _default("hooks")
     """The user's [[hooks]] (domain/hooks.py): every layer's, the user's first, a trusted workspace's after them."""
@@ -562,6 +590,7 @@ def build(values: Mapping[str, Any]) -> ForgeConfig:
     fetch = {k.split(".", 2)[2]: v for k, v in values.items() if k.startswith("tools.fetch.") and k in KEYS}
     mcp = {k.split(".", 1)[1]: v for k, v in values.items() if k.startswith("mcp.")}
     hooks = {k.split(".", 1)[1]: v for k, v in values.items() if k.startswith("hooks.")}
+    verify = {k.split(".", 1)[1]: v for k, v in values.items() if k.startswith("verify.")}
     tools: dict[str, dict[str, Any]] = {}
     for k, v in values.items():
         parts = k.split(".")
@@ -576,6 +605,7 @@ def build(values: Mapping[str, Any]) -> ForgeConfig:
         shell=ShellConfig(**shell),
         fetch=FetchConfig(**fetch),
         mcp=McpConfig(**mcp),
+        verify=VerifyConfig(**verify),
         tools={n: ToolConfig(**t) for n, t in tools.items()},
         hook_settings=HookSettings(**hooks),
     )

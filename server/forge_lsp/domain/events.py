@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any, ClassVar
 
 from forge_lsp.domain.messages import Usage
+from forge_lsp.domain.problems import MAX_PROBLEM_LINES, Problem, ProblemsLeft, files_phrase, plural
 from forge_lsp.domain.tool_catalog import ToolKind
 
 
@@ -148,6 +149,8 @@ class TurnSummary:
     """How many workspace files the turn changed (written, patched, removed; by the shell too)."""
     replies_cut: int = 0
     """How many of the model's replies stopped at the token limit (finish_reason "length")."""
+    problems: ProblemsLeft | None = None
+    """The new problems the editor reports in the files the turn changed, as the turn leaves them (None: none)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The wire shape (camelCase keys, as the LSP contract gives it)."""
@@ -167,6 +170,8 @@ class TurnSummary:
             out["reason"] = self.reason.to_dict()
         if self.error is not None:
             out["error"] = self.error
+        if self.problems is not None:
+            out["problems"] = self.problems.to_dict()
         return out
 
 
@@ -492,6 +497,42 @@ class HookError(Event):
 
 
 @dataclass(frozen=True)
+class EditorProblems(Event):
+    """The editor's diagnostics of a file a call changed, once its language servers caught up with the edit:
+    the problems it has that it did not have before the turn's first edit of it (core/editor_check.py)."""
+
+    tool: str = ""
+    call_id: str = ""
+    path: str = ""
+    problems: tuple[Problem, ...] = ()
+    waited_ms: int = 0
+    """How long the editor took to answer (its language servers catching up with the edit)."""
+    caught_up: bool = True
+    """False: wait_ms passed before they reported on the edit (the problems are what the editor had then)."""
+    failed: bool = False
+    """The call was made a failed one for them ([verify] diagnostics = "fail")."""
+    type: ClassVar[str] = "problems"
+
+    def describe(self) -> str:
+        """One line: "2 new problems in app.py", "no new problems in app.py"."""
+        if not self.problems:
+            return f"no new problems in {self.path}"
+        return f"{plural(len(self.problems), 'new problem')} in {files_phrase(sorted({p.path for p in self.problems}))}"
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "callId": self.call_id,
+            "path": self.path,
+            "count": len(self.problems),
+            "problems": [p.to_dict() for p in self.problems[:MAX_PROBLEM_LINES]],
+            "waitedMs": self.waited_ms,
+            "caughtUp": self.caught_up,
+            "failed": self.failed,
+        }
+
+
+@dataclass(frozen=True)
 class TurnFinished(Event):
     """The turn ended; ``summary`` is what forge.run returns."""
 
@@ -501,11 +542,14 @@ class TurnFinished(Event):
     def payload(self) -> dict[str, Any]:
         if self.summary is None:
             return {}
-        return {
+        out = {
             "status": self.summary.status.value,
             "usage": self.summary.usage.to_dict(),
             "summary": self.summary.to_dict(),
         }
+        if self.summary.problems is not None:
+            out["problems"] = self.summary.problems.to_dict()
+        return out
 
 
 TurnEvent = (
@@ -521,6 +565,7 @@ TurnEvent = (
     | ModelNotice
     | Reminder
     | HookError
+    | EditorProblems
     | Interrupt
     | TurnFinished
 )

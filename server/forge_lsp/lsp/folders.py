@@ -33,6 +33,7 @@ def runtime_for(ls: ForgeLanguageServer, uri: str | None = None) -> WorkspaceRun
 def open_runtime(ls: ForgeLanguageServer, root: Path) -> WorkspaceRuntime:
     """A workspace folder's runtime: edits through the editor, questions as showMessageRequest; its config reported."""
     from forge_lsp.core.runtime import WorkspaceRuntime
+    from forge_lsp.lsp.editor_diagnostics import EditorDiagnostics
     from forge_lsp.lsp.files import EditorFiles
 
     files = EditorFiles(ls, root)
@@ -44,6 +45,7 @@ def open_runtime(ls: ForgeLanguageServer, root: Path) -> WorkspaceRuntime:
         editor_trust=ls.editor_trust,
         wording=ls.wording,
         on_notice=ls.show_notice,
+        diagnostics=EditorDiagnostics(ls, root),
     )
     files.edit_review = lambda: runtime.config.edit_review
     mcp_report.wire(ls, runtime)

@@ -9,6 +9,7 @@ local review = require("forge.review")
 local roots = require("forge.roots")
 local saves = require("forge.saves")
 local trust = require("forge.trust")
+local verify = require("forge.verify")
 
 local M = {}
 
@@ -40,6 +41,7 @@ M.handlers = {
   ["workspace/applyEdit"] = review.apply_edit,
   ["forge/saveDocuments"] = saves.save_documents,
   ["forge/reloadDocuments"] = reloads.reload_documents,
+  ["forge/diagnostics"] = verify.diagnostics,
   ["forge/event"] = events.on_event,
   ["$/progress"] = events.on_progress,
   ["window/showMessageRequest"] = prompts.on_message_request,
@@ -58,6 +60,8 @@ function M.before_init(params, lsp_config)
   params.capabilities = saves.capabilities(params.capabilities)
   -- What the agent's commands change on disk reaches its unmodified buffers: the server asks (forge.reloads).
   params.capabilities = reloads.capabilities(params.capabilities)
+  -- After each edit of the agent, the server asks for the editor's own diagnostics of the file (forge.verify).
+  params.capabilities = verify.capabilities(params.capabilities)
   local hash = lsp_config.root_dir and trust.neovim_trusts(lsp_config.root_dir)
   if hash then
     options.workspaceTrusted = true

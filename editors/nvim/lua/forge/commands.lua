@@ -148,12 +148,15 @@ function M.status(on_result)
     -- No model: "none", and why when the workspace is not trusted (its model may be the one ignored).
     local model = (result.model ~= nil and result.model ~= vim.NIL) and tostring(result.model)
       or (result.trusted == false and "none (workspace not trusted: :ForgeTrust)" or "none")
+    -- The check of the agent's edits against your language servers, where it is not the default (:help forge-verify).
+    local verify = type(result.verify) == "table" and result.verify.diagnostics
     notify(string.format(
-      "Forge: %s · model %s · limit %s%s%s",
+      "Forge: %s · model %s · limit %s%s%s%s",
       state,
       model,
       tostring(result.limit),
       (result.agent and result.agent ~= "forge") and (" · agent " .. tostring(result.agent)) or "",
+      (type(verify) == "string" and verify ~= "report") and (" · diagnostics " .. verify) or "",
       #failed > 0 and (" · MCP failed: " .. table.concat(failed, ", ") .. " (:ForgeMcp)") or ""
     ))
     answer(on_result, result)

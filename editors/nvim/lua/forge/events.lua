@@ -27,6 +27,27 @@ local function summary_line(s)
   }, ", ")
 end
 
+--- forge.run's and turnFinished's problems {count, files = {{path, count}}} as "2 new problems in app.py" (nil: none).
+local function problems_phrase(problems)
+  if type(problems) ~= "table" or (tonumber(problems.count) or 0) == 0 then
+    return nil
+  end
+  local files = {}
+  for _, f in ipairs(type(problems.files) == "table" and problems.files or {}) do
+    table.insert(files, tostring(f.path))
+  end
+  local where
+  if #files <= 1 then
+    where = files[1] or "?"
+  elseif #files <= 3 then
+    where = table.concat(files, ", ", 1, #files - 1) .. " and " .. files[#files]
+  else
+    where = table.concat(files, ", ", 1, 3) .. " and " .. count(#files - 3, "more file")
+  end
+  return count(problems.count, "new problem") .. " in " .. where
+end
+M.problems_phrase = problems_phrase
+
 --- The log's end of a turn says more than its notification: the files it changed, replies cut at the limit.
 local function log_summary_line(s)
   local line = summary_line(s)
@@ -121,12 +142,37 @@ local function format_event(e)
   elseif t == "reminder" then
     local first = type(e.text) == "string" and vim.trim(e.text):match("^[^\n]*") or ""
     return string.format("  ↺ reminder to the model (%s): %s", tostring(e.kind), first)
+  elseif t == "problems" then
+    -- The editor's own diagnostics of the file a call changed, once its language servers caught up (forge.verify).
+    local late = e.caughtUp == false and ", its language servers had not reported yet" or ""
+    if (tonumber(e.count) or 0) == 0 then
+      return string.format("  · editor: no new problems in %s (%s ms%s)", tostring(e.path), tostring(e.waitedMs), late)
+    end
+    local lines = {
+      string.format("  ⚠ editor: %s in %s (%s ms%s)%s", count(e.count, "new problem"), tostring(e.path), tostring(e.waitedMs), late,
+        e.failed and "; the call counts as failed" or ""),
+    }
+    for _, p in ipairs(type(e.problems) == "table" and e.problems or {}) do
+      local origin = ""
+      for _, part in ipairs({ p.source or "", p.code or "" }) do
+        if part ~= "" and part ~= vim.NIL then
+          origin = origin .. " " .. tostring(part)
+        end
+      end
+      table.insert(lines, string.format("      %s:%s:%s: %s%s: %s", tostring(p.path), tostring(p.line), tostring(p.column),
+        tostring(p.severity), origin, tostring(p.message)))
+    end
+    return table.concat(lines, "\n")
   elseif t == "interrupt" then
     return "  ⛔ " .. (e.message or e.reason.kind)
   elseif t == "turnFinished" then
     local line = "■ turn " .. tostring(e.status)
     if type(e.summary) == "table" then
       line = line .. ": " .. log_summary_line(e.summary)
+    end
+    local left = problems_phrase(e.problems)
+    if left then
+      line = line .. "\n  left: " .. left
     end
     return line
   end
@@ -137,7 +183,11 @@ end
 --- a failure by the server's error message.
 local function announce_finished(e)
   local s = type(e.summary) == "table" and e.summary or {}
-  if e.status == "completed" then
+  local left = problems_phrase(e.problems)
+  if e.status == "completed" and left then
+    -- Not a plain "completed": the editor reports problems the turn's edits made (forge.verify).
+    notify("Forge: turn completed; " .. left .. " (" .. summary_line(s) .. ")", levels.WARN)
+  elseif e.status == "completed" then
     notify("Forge: turn completed (" .. summary_line(s) .. ")")
   elseif e.status == "cancelled" then
     -- A :ForgeCancel's answer says what was stopped (M.cancel_answered); otherwise ($/cancelRequest) this is all.

@@ -18,6 +18,11 @@ test("0 turns the repeated-call stop off: it is sent, not dropped as empty", () 
   assert.deepEqual(serverSettings({ maxRepeatedCallsPerTurn: 0, maxRequestsPerTurn: null }), { maxRepeatedCallsPerTurn: 0 });
 });
 
+test("forge.verify.diagnostics reaches the server as its [verify] table, and only when set", () => {
+  assert.deepEqual(serverSettings({ verify: { diagnostics: "fail" } }), { verify: { diagnostics: "fail" } });
+  assert.deepEqual(serverSettings({ verify: undefined }), {});
+});
+
 test("initializationOptions wrap the settings", () => {
   assert.deepEqual(initializationOptions({ model: "" }), { settings: {}, workspaceTrusted: false });
   assert.deepEqual(initializationOptions({ model: "openai/gpt-4o" }, true), {
