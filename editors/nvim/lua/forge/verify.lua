@@ -274,6 +274,15 @@ function M.diagnostics(_, params)
     -- Not caught up: the wait ran out first (what the editor has then is the answer).
     table.insert(answers, answer(p, p.done == true or wait == 0 or p.bufnr == nil))
   end
+  for _, p in ipairs(pending) do
+    -- A buffer loaded for this answer goes again once it is given (its language servers get didClose): kept, it
+    -- was an open document to the server, so the agent's next write of the file went into that hidden buffer
+    -- instead of the disk, and one the file was deleted under stayed there as "unsaved changes of yours".
+    if p.loaded_now and vim.api.nvim_buf_is_valid(p.bufnr) and #vim.fn.win_findbuf(p.bufnr) == 0 then
+      M.loaded[p.bufnr] = nil
+      pcall(vim.api.nvim_buf_delete, p.bufnr, { force = true })
+    end
+  end
   return answers
 end
 
