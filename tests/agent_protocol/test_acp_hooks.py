@@ -14,23 +14,10 @@ import pytest
 from acp import text_block
 from test_acp import Recorder, start, workspace_with
 
+from support.hooks import GUARD, call
 from support.processes import left_running_in, processes_in
 
 pytestmark = pytest.mark.timeout(90)
-
-GUARD = """\
-import json, sys
-data = json.load(sys.stdin)
-path = data["tool_input"].get("file_path", "")
-if path.endswith(".env"):
-    print(f"Blocked: {path} holds secrets; write {path}.example instead", file=sys.stderr)
-    sys.exit(2)
-"""
-"""A PreToolUse script as written for Claude Code: it reads tool_input.file_path from stdin and exits 2 to block."""
-
-
-def call(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"tool_calls": [{"name": name, "arguments": arguments}]}
 
 
 @pytest.fixture

@@ -15,23 +15,10 @@ import pytest
 
 from test_cli import forge, write_script
 
+from support.hooks import GUARD, call
 from support.processes import ctrl_c_as_in_a_terminal, left_running_in, processes_in
 
 pytestmark = pytest.mark.timeout(120)
-
-GUARD = """\
-import json, sys
-data = json.load(sys.stdin)
-path = data["tool_input"].get("file_path", "")
-if path.endswith(".env"):
-    print(f"Blocked: {path} holds secrets; write {path}.example instead", file=sys.stderr)
-    sys.exit(2)
-"""
-"""A PreToolUse script as written for Claude Code: it reads tool_input.file_path from stdin and exits 2 to block."""
-
-
-def call(name: str, **arguments: object) -> dict[str, object]:
-    return {"tool_calls": [{"name": name, "arguments": arguments}]}
 
 
 @pytest.fixture

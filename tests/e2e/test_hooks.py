@@ -18,6 +18,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from test_lsp import command, transcript_uri, until
 
 from conftest import ENV, SERVER, Answers, write_script
+from support.hooks import GUARD, call
 from support.processes import left_running_in, processes_in
 
 pytestmark = pytest.mark.timeout(60)
@@ -26,16 +27,6 @@ USER_DIR = Path(tempfile.mkdtemp(prefix="forge-hooks-user-"))
 """The user's config folder of these tests' servers (FORGE_LSP_CONFIG names its config.toml)."""
 USER_CONFIG = USER_DIR / "config.toml"
 HOOKS_ENV = {**ENV, "FORGE_LSP_CONFIG": str(USER_CONFIG)}
-
-GUARD = """\
-import json, sys
-data = json.load(sys.stdin)
-path = data["tool_input"].get("file_path", "")
-if path.endswith(".env"):
-    print(f"Blocked: {path} holds secrets; write {path}.example instead", file=sys.stderr)
-    sys.exit(2)
-"""
-"""A PreToolUse script as written for Claude Code: it reads tool_input.file_path from stdin and exits 2 to block."""
 
 
 def user_hooks(text: str) -> None:
@@ -84,10 +75,6 @@ async def editor(lsp_client: LanguageClient, ws: Path, request: pytest.FixtureRe
 
 def events(client: LanguageClient, kind: str) -> list[Any]:
     return [e for e in client.forge_events if e.type == kind]  # type: ignore[attr-defined]
-
-
-def call(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"tool_calls": [{"name": name, "arguments": arguments}]}
 
 
 async def test_hooks_block_fail_and_add_to_calls_and_a_broken_one_is_a_diagnostic_on_its_line(
