@@ -201,35 +201,41 @@ def _reasoning_chunk(piece: str) -> Any:
     return ModelResponseStream(choices=[StreamingChoices(index=0, delta=Delta(reasoning_content=piece))])
 
 
-def _chunks(entry: dict[str, Any], messages: Any = None) -> Iterator[Any]:
+def _pieces(entry: dict[str, Any], messages: Any = None) -> Iterator[tuple[str, Any]]:
+    """A reply entry in the order it is streamed, for both paths: ("reasoning", word), ("text", word),
+    ("call", one of _tool_calls), then ("end", (finish_reason, usage))."""
     text = str(entry.get("text") or "")
     calls = _tool_calls(entry)
     for piece in _words(str(entry.get("reasoning") or "")):
-        yield _reasoning_chunk(piece)
+        yield "reasoning", piece
     for piece in _words(text):
-        yield {"text": piece, "tool_use": None, "is_finished": False, "finish_reason": "", "usage": None, "index": 0}
+        yield "text", piece
     for call in calls:
-        yield {
+        yield "call", call
+    yield "end", ("tool_calls" if calls else "stop", _usage(entry, messages, max(1, len(text.split(" ")))))
+
+
+def _chunks(entry: dict[str, Any], messages: Any = None) -> Iterator[Any]:
+    for kind, value in _pieces(entry, messages):
+        if kind == "reasoning":
+            yield _reasoning_chunk(value)
+            continue
+        chunk: dict[str, Any] = {
             "text": "",
-            "tool_use": {
-                "id": call["id"],
-                "type": "function",
-                "function": {"name": call["name"], "arguments": call["arguments"]},
-                "index": call["index"],
-            },
+            "tool_use": None,
             "is_finished": False,
             "finish_reason": "",
             "usage": None,
             "index": 0,
         }
-    yield {
-        "text": "",
-        "tool_use": None,
-        "is_finished": True,
-        "finish_reason": "tool_calls" if calls else "stop",
-        "usage": _usage(entry, messages, max(1, len(text.split(" ")))),
-        "index": 0,
-    }
+        if kind == "text":
+            chunk["text"] = value
+        elif kind == "call":
+            function = {"name": value["name"], "arguments": value["arguments"]}
+            chunk["tool_use"] = {"id": value["id"], "type": "function", "function": function, "index": value["index"]}
+        else:
+            chunk["is_finished"], (chunk["finish_reason"], chunk["usage"]) = True, value
+        yield chunk
 
 
 def _response(entry: dict[str, Any], model: str, messages: Any = None) -> Any:
@@ -317,16 +323,16 @@ async def feed(model: str, messages: Any, into: Any) -> None:
     if "error" in entry:
         status, message, retry_after = _error_spec(entry)
         raise (Timeout if status == 408 else ScriptedStatusError)(status, message, retry_after)
-    text = str(entry.get("text") or "")
-    for piece in _words(str(entry.get("reasoning") or "")):
-        into.add_reasoning(piece)
-        await asyncio.sleep(0)
-    for piece in _words(text):
-        into.add_text(piece)
-        await asyncio.sleep(0)
-    calls = _tool_calls(entry)
-    for call in calls:
-        into.add_call(call["index"], call["id"], call["name"], call["arguments"])
-    into.finish = "tool_calls" if calls else "stop"
-    usage = _usage(entry, messages, max(1, len(text.split(" "))))
-    into.usage = Usage(usage["prompt_tokens"], usage["completion_tokens"], usage.get("cache_read_input_tokens", 0))
+    for kind, value in _pieces(entry, messages):
+        if kind == "reasoning":
+            into.add_reasoning(value)
+        elif kind == "text":
+            into.add_text(value)
+        elif kind == "call":
+            into.add_call(value["index"], value["id"], value["name"], value["arguments"])
+            continue
+        else:
+            into.finish, usage = value
+            into.usage = Usage(usage["prompt_tokens"], usage["completion_tokens"], usage.get("cache_read_input_tokens", 0))
+            continue
+        await asyncio.sleep(0)  # as a stream hands its pieces over: the event loop runs between them
