@@ -80,6 +80,19 @@ async def test_missing_script_is_a_clear_non_retryable_error(workspace: Path) ->
     assert "(model scripted/nope.json)" in said, said
 
 
+@pytest.mark.parametrize(
+    ("text", "why"), [('[{"text": "hi"}]', "must hold an object with a 'responses' list"), ('{"responses": [1]}', "entry 0 of")]
+)
+async def test_a_malformed_script_is_named_once_as_the_scripted_models(workspace: Path, text: str, why: str) -> None:
+    (workspace / "bad.json").write_text(text)
+    llm = LiteLLMModel(ForgeConfig(model="scripted/bad.json"), workspace)
+    with pytest.raises(ModelError) as info:
+        await llm.complete([{"role": "user", "content": "x"}], [], lambda _: None)
+    said = str(info.value)
+    assert why in said and info.value.kind == "script", said
+    assert said.count("scripted model") == 1, said  # was "scripted model: scripted model: ..."
+
+
 def test_relative_script_resolves_against_workspace(workspace: Path) -> None:
     assert resolve_model("scripted/.forge/demo.json", workspace) == f"scripted/{workspace.resolve()}/.forge/demo.json"
     assert resolve_model("scripted/demo", workspace) == "scripted/demo"

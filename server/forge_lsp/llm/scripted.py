@@ -113,10 +113,10 @@ def load_script(name: str) -> tuple[list[dict[str, Any]], float]:
             f"the script file {name} does not exist (and no builtin script has that name: {', '.join(BUILTIN)})"
         ) from None
     except (OSError, ValueError) as exc:  # Unusable (not a regular file, too big, not UTF-8) is a ValueError
-        raise ScriptError(f"scripted model: cannot read script {name}: {exc}") from None
+        raise ScriptError(f"cannot read script {name}: {exc}") from None
     responses = data.get("responses") if isinstance(data, dict) else None
     if not isinstance(responses, list):
-        raise ScriptError(f"scripted model: {name} must hold an object with a 'responses' list")
+        raise ScriptError(f"{name} must hold an object with a 'responses' list")
     _parsed[name] = (stamp, responses)
     return responses, stamp
 
@@ -131,7 +131,7 @@ def next_entry(name: str) -> dict[str, Any]:
         return {"text": "done"}
     entry = responses[pos]
     if not isinstance(entry, dict):
-        raise ScriptError(f"scripted model: entry {pos} of {name} is not an object")
+        raise ScriptError(f"entry {pos} of {name} is not an object")
     return entry
 
 
