@@ -7,7 +7,8 @@ local M = {}
 local log_buf = nil
 
 local function log_buffer()
-  if not (log_buf and vim.api.nvim_buf_is_valid(log_buf)) then
+  if not (log_buf and vim.api.nvim_buf_is_valid(log_buf) and vim.bo[log_buf].buftype == "nofile") then
+    -- New, or unloaded by the user's :bd (its options reset): scratch.buffer makes it a scratch buffer again.
     log_buf = scratch.buffer("forge://log", "forgelog")
     -- Read-only to the user: only the plugin appends.
     vim.bo[log_buf].modifiable = false
