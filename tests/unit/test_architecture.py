@@ -189,3 +189,20 @@ def test_the_state_package_re_exports_the_names_of_its_modules() -> None:
         assert getattr(package, name) is getattr(importlib.import_module(f"forge_lsp.state.{homes[0]}"), name), name
     for name in ("StateStore", "StateRegistry", "INTERRUPTED_RESULT", "title_of", "stored_state_file", "may_signal"):
         assert name in package.__all__, name
+
+
+MAX_MODULE_LINES = 600
+"""A module past this many lines holds more than one subject (docs/design.md "Architecture"); tools/cmdline.py,
+a shell command line's reader, is one subject whatever its size."""
+ONE_SUBJECT_AT_ANY_SIZE = {"tools/cmdline.py"}
+
+
+def test_no_module_grows_past_one_subject() -> None:
+    sizes = {
+        str(f.relative_to(PACKAGE)): len(f.read_text(encoding="utf-8").splitlines())
+        for f in PACKAGE.rglob("*.py")
+        if str(f.relative_to(PACKAGE)) not in ONE_SUBJECT_AT_ANY_SIZE
+    }
+    assert len(sizes) > 100
+    too_long = {name: n for name, n in sizes.items() if n > MAX_MODULE_LINES}
+    assert not too_long, f"split these by subject: {too_long}"
