@@ -71,6 +71,9 @@ def test_frontends_leave_the_turn_to_the_core_pipeline() -> None:
             for name in imports(f):
                 assert not name.startswith(TURN_POLICY), f"{frontend}/{f.name} imports {name}"
             assert "expand_command(" not in f.read_text(), f"{frontend}/{f.name} expands a /command itself"
+            # A turn's state is the core's: what a frontend shows of it comes in the events (a retry's and an
+            # interrupt's place in the transcript among them), not from the runtime's per-turn objects.
+            assert "runtime.transcript" not in f.read_text(), f"{frontend}/{f.name} reads the turn's transcript writer"
 
 
 def test_the_turn_policy_check_sees_a_lazy_import(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from forge_lsp.core.commands import UnknownCommand
 from forge_lsp.core.errors import EmptyPrompt, TurnInProgress, UnknownAgent
 from forge_lsp.core.pipeline import ArgsWithoutCommand, PromptRequest, TurnRunning, with_args
 from forge_lsp.core.runtime import WorkspaceRuntime
-from forge_lsp.domain.events import Event, TurnFinished, TurnStarted
+from forge_lsp.domain.events import Event, Interrupt, Retry, TurnFinished, TurnStarted
 
 
 def command(workspace: Path, name: str, text: str) -> None:
@@ -86,6 +86,31 @@ async def test_a_request_runs_its_commands_prompt_in_the_sessions_conversation(w
         assert isinstance(events[-1], TurnFinished)
         users = [m.content for m in runtime.history(session) if m.role == "user"]
         assert users == ["Plan the release."]
+    finally:
+        runtime.close()
+
+
+async def test_retries_and_the_interrupt_carry_the_place_the_transcript_tells_of_them(workspace: Path) -> None:
+    """The frontends point their diagnostics at the transcript from the events alone (lsp/turns.py read the
+    runtime's transcript writer)."""
+    failing = {"tool_calls": [{"name": "read", "arguments": {"file_path": "missing.py"}}]}
+    (workspace / "s.json").write_text(json.dumps({"responses": [failing] * 4}))
+    runtime = WorkspaceRuntime(workspace, trusted=True)
+    try:
+        events: list[Event] = []
+        summary = await runtime.prompt(runtime.accept(PromptRequest("read it", model="scripted/s.json")), events.append)
+        assert summary.status.value == "interrupted"
+        retries = [e for e in events if isinstance(e, Retry)]
+        interrupt = next(e for e in events if isinstance(e, Interrupt))
+        assert len(retries) == 3 and interrupt.transcript is not None
+        lines = Path(interrupt.transcript.path).read_text().splitlines()
+        assert lines[interrupt.transcript.line].startswith("## Interrupted"), lines[interrupt.transcript.line]
+        for retry in retries:
+            assert retry.transcript is not None and retry.transcript.path == interrupt.transcript.path
+            assert lines[retry.transcript.line].startswith("### Tool call: read"), lines[retry.transcript.line]
+            assert retry.call_id in lines[retry.transcript.line]
+        assert len({r.transcript.line for r in retries if r.transcript}) == 3
+        assert "transcript" not in retries[0].to_dict()  # never on the wire
     finally:
         runtime.close()
 

@@ -10,6 +10,7 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from forge_lsp.core import prompts
@@ -23,7 +24,7 @@ from forge_lsp.core.transcript import TranscriptWriter, append_note
 from forge_lsp.core.turn_undo import TurnChanges, UndoRefused, UnknownTurn, describe, undo_turn
 from forge_lsp.core.user_hooks import UserHooks
 from forge_lsp.domain.agents import Agent
-from forge_lsp.domain.events import Event, TurnFinished, TurnSummary
+from forge_lsp.domain.events import Event, Interrupt, Retry, TranscriptPlace, TurnFinished, TurnSummary
 from forge_lsp.domain.messages import Usage
 from forge_lsp.llm.litellm_adapter import LiteLLMModel
 from forge_lsp.state.turn_files import TurnFiles
@@ -41,6 +42,16 @@ UNDO_HINT = "To put them back as they were: Forge: Undo Last Turn, :ForgeUndoTur
 MAX_INSTRUCTIONS_CHARS = 20_000
 MAX_INSTRUCTIONS_BYTES = 10 * 1024 * 1024
 """A larger AGENTS.md is not read at all (its first MAX_INSTRUCTIONS_CHARS are used otherwise)."""
+
+
+def placed(event: Event, transcript: TranscriptWriter) -> Event:
+    """A retry or an interrupt with the place the transcript tells of it (the frontends' diagnostics point there)."""
+    if isinstance(event, Retry):
+        return replace(event, transcript=TranscriptPlace(str(transcript.path), transcript.call_lines.get(event.call_id, 0)))
+    if isinstance(event, Interrupt):
+        line = transcript.interrupt_line if transcript.interrupt_line is not None else 0
+        return replace(event, transcript=TranscriptPlace(str(transcript.path), line))
+    return event
 
 
 class Turns:
@@ -255,7 +266,7 @@ class Turns:
                 transcript.handle(event)
             except (OSError, sqlite3.Error) as exc:
                 log.warning("transcript %s: %s", transcript.path, exc)
-            emit(event)
+            emit(placed(event, transcript))
 
         if checks is not None:
             checks.emit = fan_out

@@ -312,6 +312,15 @@ class ToolCallFinished(Event):
 
 
 @dataclass(frozen=True)
+class TranscriptPlace:
+    """Where the turn's transcript tells of an event: its file and 0-based line (the frontends' diagnostics point
+    there). Given by the core once the transcript has it; never on the wire."""
+
+    path: str
+    line: int
+
+
+@dataclass(frozen=True)
 class Retry(Event):
     """A failed tool call got a retry notice telling the model its budget."""
 
@@ -324,6 +333,7 @@ class Retry(Event):
     path: str | None = None
     ends_turn: bool = False
     """The turn stops after this batch (a limit, followup, the request cap): no request carries the notice now."""
+    transcript: TranscriptPlace | None = field(default=None, compare=False)
     type: ClassVar[str] = "retry"
 
     def payload(self) -> dict[str, Any]:
@@ -359,6 +369,7 @@ class Interrupt(Event):
     """The turn was interrupted by a limit."""
 
     reason: InterruptReason = field(default_factory=lambda: MaxRequestPerTurnLimitReached(0))
+    transcript: TranscriptPlace | None = field(default=None, compare=False)
     type: ClassVar[str] = "interrupt"
 
     def payload(self) -> dict[str, Any]:

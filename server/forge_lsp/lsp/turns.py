@@ -122,16 +122,14 @@ def on_event(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, event: Event, t
     payload = event.to_dict()  # redacted as it is sent (forge/event, logMessage): ForgeProtocol
     ls.events(payload)
     log_event(ls, payload)
-    transcript = runtime.transcript
-    transcript_uri = transcript.path.as_uri() if transcript else None
     if isinstance(event, TurnStarted):
         ls.diagnostics.clear(convert.SOURCE)
         ls.file_failures.reset()
     elif isinstance(event, ToolCallStarted | Retry) and token is not None:
         ls.work_done_progress.report(token, t.WorkDoneProgressReport(message=convert.progress_report(event)))
-    if isinstance(event, Retry) and transcript is not None and transcript_uri is not None:
-        line_no = transcript.call_lines.get(event.call_id, 0)
-        ls.diagnostics.add(convert.SOURCE, transcript_uri, convert.retry_diagnostic(event, line_no))
+    if isinstance(event, Retry) and event.transcript is not None:
+        transcript_uri = Path(event.transcript.path).as_uri()
+        ls.diagnostics.add(convert.SOURCE, transcript_uri, convert.retry_diagnostic(event, event.transcript.line))
         file_path = runtime.root / event.path if event.path else None
         # A read of a missing file must not put a Problem on a file that is not there.
         if file_path is not None and file_path.is_file():
@@ -139,11 +137,11 @@ def on_event(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, event: Event, t
     elif isinstance(event, ToolCallFinished):
         # A call that made good an earlier failure on its file takes that failure's Warning off the file.
         ls.file_failures.finished(event, (runtime.root / event.path).as_uri() if event.path else None)
-    elif isinstance(event, Interrupt) and transcript is not None and transcript_uri is not None:
+    elif isinstance(event, Interrupt) and event.transcript is not None:
         # The user hears of the interrupt once: offer_continue's showMessageRequest (a Warning with
         # "Continue") carries the reason; a showMessage as well would be a second notification.
-        line_no = transcript.interrupt_line if transcript.interrupt_line is not None else 0
-        ls.diagnostics.add(convert.SOURCE, transcript_uri, convert.interrupt_diagnostic(event, line_no))
+        transcript_uri = Path(event.transcript.path).as_uri()
+        ls.diagnostics.add(convert.SOURCE, transcript_uri, convert.interrupt_diagnostic(event, event.transcript.line))
         ls.file_failures.interrupt(event)  # and where the failures were
     elif isinstance(event, ContextWarning):
         ls.window_show_message(t.ShowMessageParams(type=t.MessageType.Warning, message=f"Forge: {event.message()}"))
