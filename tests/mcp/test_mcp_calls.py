@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 from mcp_support import flaky
 
-from forge_lsp.core.session import Session, deny_all
+from forge_lsp.core.session import Session, answer, asking
 from forge_lsp.domain.config import ForgeConfig, McpConfig
+from forge_lsp.domain.events import Event
 from forge_lsp.domain.messages import ToolCall
+from forge_lsp.domain.questions import PermissionAsked
 from forge_lsp.mcp_config import parse_entry
 from forge_lsp.tools.base import DiskFiles, ToolContext
 from forge_lsp.tools.mcp.manager import McpManager
@@ -32,10 +34,14 @@ async def test_confirm_asks_through_the_session(tmp_path: Path) -> None:
             asked.append((tool, question))
             return answers.pop(0)
 
-        session = Session(None, DiskFiles(), ask)
+        def emit(event: Event) -> None:  # the frontend answers the turn's question events with ask
+            if isinstance(event, PermissionAsked):
+                answer(event, ask)
+
+        session = Session(None, DiskFiles())
         config = replace(ForgeConfig(), mcp=McpConfig(confirm=("mcp_flaky_o*",)))
         ctx = ToolContext(Workspace(tmp_path), config)
-        ctx.confirm = lambda tool, question: session.confirm(tool, question)
+        ctx.confirm = lambda tool, question: session.confirm(tool, question, ask=asking(emit, "t1"))
 
         async def call(name: str) -> tuple[bool, str]:
             result, _ = await registry.call(ToolCall("c", name, json.dumps({})), ctx)
@@ -50,7 +56,7 @@ async def test_confirm_asks_through_the_session(tmp_path: Path) -> None:
         assert asked[0][1] == "Allow the MCP tool ok of the server flaky (mcp_flaky_ok)?"
         ok, text = await call("mcp_flaky_grow")  # no rule matches: never asked
         assert (ok, text, len(asked)) == (False, "added", 2)
-        nobody = Session(None, DiskFiles(), deny_all)
+        nobody = Session(None, DiskFiles())
         ctx.confirm = lambda tool, question: nobody.confirm(tool, question)
         failed, text = await call("mcp_flaky_ok")
         assert failed and "nobody can be asked here" in text

@@ -67,7 +67,7 @@ from forge_lsp.acp.session import AcpSession
 from forge_lsp.acp.transport import serve_stdio
 from forge_lsp.core.errors import BadPrompt, EmptyPrompt, NoModel, TurnInProgress, UnknownAgent, check_prompt
 from forge_lsp.core.pipeline import PromptRequest, TurnRunning
-from forge_lsp.core.session import Session
+from forge_lsp.core.session import Session, answer
 from forge_lsp.core.workspaces import Workspaces
 from forge_lsp.domain.events import (
     AssistantText,
@@ -84,6 +84,7 @@ from forge_lsp.domain.events import (
     TurnSummary,
 )
 from forge_lsp.domain.messages import ChatMessage
+from forge_lsp.domain.questions import PermissionAsked
 from forge_lsp.redact import redact, redact_data
 from forge_lsp.render import format_hook_error
 
@@ -92,8 +93,6 @@ if TYPE_CHECKING:  # imported when the first workspace opens
 
 log = logging.getLogger(__name__)
 
-ANNOUNCE_WAIT_S = 30.0
-"""How long a permission request waits for its call's tool_call to reach the client."""
 UNWIND_WAIT_S = 10.0
 """How long a prompt waits for a cancelled turn in its workspace to end before it is refused."""
 MAX_TOLD_PROBLEMS = 5
@@ -150,7 +149,6 @@ class ForgeAgent:
         session = AcpSession(core, runtime)
         session.review.agent = self
         core.files = ClientFiles(self, session.id, self.client_caps, lambda: runtime.config.max_file_size_bytes)
-        core.ask = lambda tool, question, call_id: self.ask(session, tool, question, call_id)
         self.sessions[session.id] = session
         return session
 
@@ -340,6 +338,8 @@ class ForgeAgent:
 
         def emit(event: Event) -> None:
             session.review.emitted(event)  # which call runs, as it starts (the pump sends it later)
+            if isinstance(event, PermissionAsked) and event.answer is not None:
+                event.answer.take()  # asked by the pump, in its turn: after the tool call it is about was sent
             queue.put_nowait(event)
 
         pump = asyncio.ensure_future(self.pump(session, queue))
@@ -424,7 +424,9 @@ class ForgeAgent:
 
     async def send_event(self, session: AcpSession, event: Event) -> None:
         sid = session.id
-        if isinstance(event, AssistantText):
+        if isinstance(event, PermissionAsked):
+            answer(event, lambda tool, question, call_id: self.ask(session, tool, question, call_id))
+        elif isinstance(event, AssistantText):
             await self.update(sid, update_agent_message_text(redact(event.text)))
         elif isinstance(event, Reasoning):
             await self.update(sid, update_agent_thought_text(redact(event.text)))
@@ -462,18 +464,13 @@ class ForgeAgent:
 
     async def ask(self, session: AcpSession, tool: str, question: str, call_id: str | None) -> str:
         """A confirm rule matched in the tool call call_id: session/request_permission (allow once, allow
-        always, reject) about that call, once the client was sent its tool_call (the updates go out from the
-        pump, which a slow client holds back: a request before them would be about a call not shown yet).
+        always, reject) about that call. Asked from the pump, as the question's event comes: the client was sent
+        the tool_call before (a request before it would be about a call not shown yet).
 
         "Allow for this conversation" is answered "always": the session (core) remembers it for its conversation.
         """
         if self.conn is None:
             return "deny"
-        if call_id is not None:
-            try:
-                await asyncio.wait_for(session.announced.setdefault(call_id, asyncio.Event()).wait(), ANNOUNCE_WAIT_S)
-            except TimeoutError:  # the client is not taking updates; ask anyway
-                log.warning("tool call %s was not announced in %s s; asking about it anyway", call_id, ANNOUNCE_WAIT_S)
         call = ToolCallUpdate(tool_call_id=call_id or "forge-permission", title=redact(question))
         response = await self.conn.request_permission(session_id=session.id, tool_call=call, options=PERMISSION_OPTIONS)
         outcome = response.outcome

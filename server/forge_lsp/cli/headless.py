@@ -42,7 +42,10 @@ async def run_headless(
     from forge_lsp.cli.ask import terminal_ask
     from forge_lsp.cli.review import TerminalReviewFiles
     from forge_lsp.core.runtime import WorkspaceRuntime
+    from forge_lsp.core.session import answer
     from forge_lsp.core.wording import TERMINAL
+    from forge_lsp.domain.events import Event
+    from forge_lsp.domain.questions import PermissionAsked
     from forge_lsp.llm.litellm_adapter import warm_up
 
     check_prompt(prompt)
@@ -53,7 +56,6 @@ async def run_headless(
     runtime = WorkspaceRuntime(
         workspace,
         trusted=True if trusted else None,
-        ask=ask,
         files=files,
         wording=TERMINAL,
         on_notice=lambda message: say(sys.stderr, message),
@@ -84,8 +86,15 @@ async def run_headless(
     if ignored:
         say(sys.stderr, untrusted_line(runtime.root, workspace, ignored, runtime.trust_state() == "changed", refused is None))
     printer = EventPrinter(out)
+
+    def emit(event: Event) -> None:
+        if isinstance(event, PermissionAsked):  # asked at the terminal, or nobody can answer (no terminal)
+            answer(event, ask)
+        else:
+            printer(event.to_dict())
+
     try:
-        summary = await runtime.prompt(accepted, lambda e: printer(e.to_dict()))
+        summary = await runtime.prompt(accepted, emit)
     except TurnInProgress as exc:
         say(sys.stderr, f"forge-lsp: {exc}")
         return EXIT_FAILED

@@ -9,7 +9,7 @@ from typing import Any
 
 from forge_lsp.core.definitions import Definitions
 from forge_lsp.core.errors import TurnInProgress
-from forge_lsp.core.session import Ask, Session, deny_all
+from forge_lsp.core.session import Session
 from forge_lsp.domain.agents import DEFAULT_AGENT, Agent
 from forge_lsp.domain.messages import ChatMessage
 from forge_lsp.state.dirs import stored_state_file
@@ -49,16 +49,16 @@ class Conversations:
         self.store.select_conversation(session.conversation_id)
         return session.conversation_id
 
-    def new_session(self, files: FileStore | None = None, ask: Ask = deny_all) -> Session:
+    def new_session(self, files: FileStore | None = None) -> Session:
         """A session of a new conversation (ACP's session/new)."""
-        return Session(self.store.new_conversation(), files or DiskFiles(), ask)
+        return Session(self.store.new_conversation(), files or DiskFiles())
 
-    def load_session(self, conversation_id: str, files: FileStore | None = None, ask: Ask = deny_all) -> Session:
+    def load_session(self, conversation_id: str, files: FileStore | None = None) -> Session:
         """A session that resumes a stored conversation, its todo list as its last todo_write left it
         (ACP's session/load). KeyError when there is no such conversation."""
         if not self.store.select_conversation(conversation_id):
             raise KeyError(conversation_id)
-        session = Session(conversation_id, files or DiskFiles(), ask)
+        session = Session(conversation_id, files or DiskFiles())
         session.restore_todos(self.store.history(conversation_id))
         return session
 

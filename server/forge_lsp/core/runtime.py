@@ -29,7 +29,7 @@ from forge_lsp.core.errors import TurnInProgress
 from forge_lsp.core.orchestrator import Emit
 from forge_lsp.core.pipeline import Accepted, PromptRequest, accept, run
 from forge_lsp.core.running import RunningCall
-from forge_lsp.core.session import Ask, Session, deny_all
+from forge_lsp.core.session import Session
 from forge_lsp.core.tool_port import BoundTools as BoundTools
 from forge_lsp.core.transcript import TranscriptWriter
 from forge_lsp.core.trust_state import TrustState
@@ -62,7 +62,6 @@ class WorkspaceRuntime:
         root: Path,
         *,
         files: FileStore | None = None,
-        ask: Ask = deny_all,
         user_config: Path | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         editor_settings: Any = None,
@@ -85,7 +84,7 @@ class WorkspaceRuntime:
         core/editor_check.py; None: no editor, nothing checked)."""
         self.root = root.resolve()
         self.workspace = Workspace(self.root)
-        self.session = Session(None, files or DiskFiles(), ask)
+        self.session = Session(None, files or DiskFiles())
         """The workspace's own session: its current conversation (the language server's, the CLI's)."""
         self.sleep = sleep
         self.wording = wording
@@ -260,11 +259,11 @@ class WorkspaceRuntime:
     def conversation_of(self, session: Session) -> str:
         return self.conversations.conversation_of(session)
 
-    def new_session(self, files: FileStore | None = None, ask: Ask = deny_all) -> Session:
-        return self.conversations.new_session(files, ask)
+    def new_session(self, files: FileStore | None = None) -> Session:
+        return self.conversations.new_session(files)
 
-    def load_session(self, conversation_id: str, files: FileStore | None = None, ask: Ask = deny_all) -> Session:
-        return self.conversations.load_session(conversation_id, files, ask)
+    def load_session(self, conversation_id: str, files: FileStore | None = None) -> Session:
+        return self.conversations.load_session(conversation_id, files)
 
     def history(self, session: Session) -> list[ChatMessage]:
         return self.conversations.history(session)

@@ -2,18 +2,21 @@
 
 The workspace's runtime is shared (config, trust, templates, tools, state, one turn at a
 time); what one conversation decides stays with its session: where its edits go (the
-editor's buffers, an ACP client's fs/*, the disk), whom a confirm rule asks, the answers
-"Allow for this conversation" and the todo list.
+editor's buffers, an ACP client's fs/*, the disk), the answers "Allow for this conversation" and the todo
+list. A confirm rule's question goes to the frontend in the turn's event stream (asking()).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from forge_lsp.domain.events import Event
 from forge_lsp.domain.messages import ChatMessage
+from forge_lsp.domain.questions import Answer, PermissionAsked
 from forge_lsp.tools.base import FileStore, NobodyToAsk
 
 if TYPE_CHECKING:
@@ -32,6 +35,56 @@ async def deny_all(_tool: str, _question: str, _call_id: str | None = None) -> s
     return UNASKED
 
 
+def asking(emit: Callable[[Event], None], turn_id: str) -> Ask:
+    """Ask in the turn's event stream: a PermissionAsked event that the frontend answers (UNASKED when it does not
+    take the question as the event reaches it)."""
+
+    async def ask(tool: str, question: str, call_id: str | None = None) -> str:
+        answered: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+        def give(answer: str) -> None:
+            if not answered.done():
+                answered.set_result(answer)
+
+        slot = Answer(give)
+        emit(PermissionAsked(turn_id, tool, question, call_id, slot))
+        if not slot.taken:
+            return UNASKED
+        try:
+            return await answered
+        except asyncio.CancelledError:  # the turn was cancelled while the user was being asked
+            slot.withdraw()
+            raise
+
+    return ask
+
+
+def answer(question: PermissionAsked, ask: Ask) -> None:
+    """A frontend answers a question with ask, in a task of its own (the user may take a while): "deny" when ask
+    fails (a client that cannot answer means no); the task is cancelled if the question is withdrawn. A frontend
+    that asks later than the event reaches it (in its turn among the updates it sends) takes the question first
+    (question.answer.take()), as the event reaches it."""
+    if question.answer is None:
+        return
+    slot = question.answer
+    give = slot.take()
+
+    async def asked() -> None:
+        try:
+            given = await ask(question.tool, question.question, question.call_id)
+        except Exception as exc:
+            log.warning("could not ask the user (%s); denying", exc)
+            given = "deny"
+        give(given)
+
+    task = asyncio.ensure_future(asked())
+
+    def withdrawn() -> None:
+        task.cancel()
+
+    slot.on_withdrawn(withdrawn)
+
+
 class Session:
     """One conversation's files, permission broker, allow-for-this-conversation answers and todos.
 
@@ -40,10 +93,9 @@ class Session:
     conversation (ACP's) names it.
     """
 
-    def __init__(self, conversation_id: str | None, files: FileStore, ask: Ask = deny_all) -> None:
+    def __init__(self, conversation_id: str | None, files: FileStore) -> None:
         self.conversation_id = conversation_id
         self.files = files
-        self.ask = ask
         self.allowed: set[str] = set()
         """Questions answered "Allow for this conversation"."""
         self.todos: list[dict[str, str]] = []
@@ -56,24 +108,24 @@ class Session:
         self.allowed.clear()
         self.todos.clear()
 
-    async def confirm(self, tool: str, question: str, call_id: str | None = None) -> bool:
-        """A confirm rule matched (in the tool call call_id): asks once per question and conversation
-        when the answer was "always".
+    async def confirm(self, tool: str, question: str, call_id: str | None = None, ask: Ask = deny_all) -> bool:
+        """A confirm rule matched (in the tool call call_id): asks (a turn asks in its event stream: asking())
+        once per question and conversation when the answer was "always".
 
         NobodyToAsk when nobody can answer (forge-lsp run): the tool says so instead of "denied".
         """
         if question in self.allowed:
             return True
         try:
-            answer = await self.ask(tool, question, call_id)
+            given = await ask(tool, question, call_id)
         except Exception as exc:  # a client that cannot answer means no
             log.warning("could not ask the user (%s); denying", exc)
             return False
-        if answer == UNASKED:
+        if given == UNASKED:
             raise NobodyToAsk(question)
-        if answer == "always":
+        if given == "always":
             self.allowed.add(question)
-        return answer in ("allow", "always")
+        return given in ("allow", "always")
 
     def restore_todos(self, history: Iterable[ChatMessage]) -> list[dict[str, str]]:
         """The todo list of the conversation's last successful todo_write (a resumed conversation's plan)."""

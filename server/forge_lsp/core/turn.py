@@ -18,7 +18,7 @@ from forge_lsp.core.editor_check import EditChecks
 from forge_lsp.core.errors import NoModel, TurnInProgress, check_prompt
 from forge_lsp.core.orchestrator import Emit, Orchestrator, TurnRequest
 from forge_lsp.core.running import RunningCall
-from forge_lsp.core.session import Session
+from forge_lsp.core.session import Session, asking
 from forge_lsp.core.tool_port import BoundTools
 from forge_lsp.core.transcript import TranscriptWriter, append_note
 from forge_lsp.core.turn_undo import TurnChanges, UndoRefused, UnknownTurn, describe, undo_turn
@@ -210,7 +210,6 @@ class Turns:
             watch=store.watch_process,
             notice=lambda message: runtime.on_notice(message),
         )
-        ctx.confirm = lambda tool, question: session.confirm(tool, question, ctx.call_id)
         turn_files = TurnFiles(store)
         turn_files.prune()
         ctx.changes = TurnChanges(turn_files, runtime.workspace, turn_id)
@@ -268,6 +267,9 @@ class Turns:
                 log.warning("transcript %s: %s", transcript.path, exc)
             emit(placed(event, transcript))
 
+        # A confirm rule's question goes to the frontend in the same stream, after the call it is about.
+        ask = asking(fan_out, turn_id)
+        ctx.confirm = lambda tool, question: session.confirm(tool, question, ctx.call_id, ask)
         if checks is not None:
             checks.emit = fan_out
         request = TurnRequest(turn_id, conversation, prompt, model, context=dict(context or {}), agent=agent.id)

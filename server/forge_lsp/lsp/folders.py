@@ -40,7 +40,6 @@ def open_runtime(ls: ForgeLanguageServer, root: Path) -> WorkspaceRuntime:
     runtime = WorkspaceRuntime(
         root,
         files=files,
-        ask=ls.ask_user,
         editor_settings=ls.editor_settings,
         editor_trust=ls.editor_trust,
         wording=ls.wording,

@@ -10,6 +10,7 @@ from lsprotocol import types as t
 
 from forge_lsp.core.errors import TurnInProgress
 from forge_lsp.core.pipeline import PromptRequest
+from forge_lsp.core.session import answer
 from forge_lsp.domain.events import (
     ContextWarning,
     Event,
@@ -23,6 +24,7 @@ from forge_lsp.domain.events import (
     TurnStarted,
     TurnSummary,
 )
+from forge_lsp.domain.questions import PermissionAsked
 from forge_lsp.lsp import convert
 from forge_lsp.lsp.language_server import ForgeLanguageServer
 from forge_lsp.lsp.protocol import work_done_token
@@ -117,7 +119,11 @@ async def run_turn(
 
 
 def on_event(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, event: Event, token: str | int | None) -> None:
-    """One turn event -> forge/event, logMessage, progress, diagnostics, showMessage."""
+    """One turn event -> forge/event, logMessage, progress, diagnostics, showMessage; a question to the user ->
+    showMessageRequest (Allow / Deny / Allow for this conversation)."""
+    if isinstance(event, PermissionAsked):
+        answer(event, ls.ask_user)
+        return
     # Tool output and model text may echo a secret (from the environment, or key-shaped): not to the client.
     payload = event.to_dict()  # redacted as it is sent (forge/event, logMessage): ForgeProtocol
     ls.events(payload)
