@@ -177,6 +177,23 @@ async def test_continue_after_the_interrupt_goes_on_with_a_fresh_count(workspace
     assert tool_messages(sent)[-1]["content"].startswith("<tool_call_error><cause>not run:")
 
 
+async def test_the_same_calls_in_turn_after_turn_are_no_loop(workspace: Path) -> None:
+    """The user asks again ("run the tests"), the model makes the same calls again: each turn counts its own calls,
+    so no reminder tells the model it is looping (counted over the conversation, one came from the third turn on,
+    before any call of it)."""
+    turn = [tools(call("shell", "s", command=LOG)), tools(call("read", "r", file_path="log.txt")), answer("Ran them.")]
+    model = FakeModel([*turn, *turn, *turn, *turn])
+    h = Harness(workspace, model)
+    first = await h.run()
+    orchestrator = h.orchestrator()
+    for n in (2, 3, 4):
+        again = await orchestrator.run(TurnRequest(f"t{n}", first.conversation_id, "run the tests"), h.events.append)
+        assert again.status is TurnStatus.COMPLETED and again.text == "Ran them."
+    assert runs(workspace) == 4
+    assert h.of("reminder") == []
+    assert not any("<system_reminder>" in str(m.get("content")) for request in model.requests for m in request)
+
+
 def test_signatures_compare_parsed_arguments() -> None:
     a = ToolCall("1", "write", '{"file_path": "a.py", "content": "x = 1\\n"}')
     b = ToolCall("2", "write", '{ "content" : "x = 1\\n",\n "file_path" : "a.py" }')

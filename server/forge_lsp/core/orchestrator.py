@@ -162,7 +162,8 @@ class _Turn:
     failures: int = 0
     texts: list[str] = field(default_factory=list)
     signatures: list[tuple[str, str]] = field(default_factory=list)
-    """The last tool calls (name, normalized arguments), for the doom-loop checks; kept as messages are appended."""
+    """This turn's last tool calls (name, normalized arguments), for the doom-loop checks; kept as messages are
+    appended."""
     own_calls: int = 0
     """How many of the calls in ``signatures`` are this turn's: the hard stop counts only those (Continue starts over)."""
     repeated: tuple[int, int] | None = None
@@ -333,7 +334,9 @@ class Orchestrator:
         if self.system_prompt:
             turn.prefix.append({"role": "system", "content": self.system_prompt})
         turn.compactions = self.store.compactions(request.conversation_id)
-        turn.signatures = doom_loop.call_signatures(history, self._window())
+        # The reminder and the stop count this turn's calls: the user's new prompt (Continue too) starts over. Counted
+        # over the conversation, a request the user made again ("run the tests") told the model it was looping.
+        turn.signatures = []
         self._append(turn, ChatMessage("user", request.prompt))
         # Built with the prompt in the history: a new conversation's first message is the prompt the context opens.
         turn.wire = build_wire(turn.prefix, turn.history, turn.compactions, self.workspace_context)
