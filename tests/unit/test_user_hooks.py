@@ -197,11 +197,14 @@ async def test_a_claude_code_style_pre_tool_hook_blocks_the_call_as_a_counted_fa
     assert summary.status is TurnStatus.COMPLETED and summary.failures == 1
     assert not (workspace / ".env").exists()
     seen = last_tool(model.requests[1])
-    # The cause is the hook's stderr, as Claude Code gives it to its model.
-    assert seen.startswith("<tool_call_error><cause>Blocked: .env holds secrets; write .env.example instead</cause>")
+    # The cause is the hook's stderr, as Claude Code gives it to its model, then whose refusal it is.
+    label = config.hooks[0].label()  # the command, cut to a line for messages
+    refused = f"(the pre_tool hook `{label}` refused this call)"
+    cause = f"Blocked: .env holds secrets; write .env.example instead\n{refused}"
+    assert seen.startswith(f"<tool_call_error><cause>{cause}</cause>"), seen
     assert "Attempts remaining:** 2" in seen
     (retry,) = h.of("retry")
-    assert retry.tool == "write" and retry.error == "Blocked: .env holds secrets; write .env.example instead"
+    assert retry.tool == "write" and retry.error == cause
     data = json.loads(dump.read_text())
     assert data["hook_event_name"] == "PreToolUse" and data["event"] == "pre_tool"
     assert data["tool_name"] == "write" and data["tool_input"] == {"file_path": ".env", "content": "KEY=1\n"}
@@ -325,8 +328,9 @@ async def test_what_a_hook_says_is_redacted_and_cut(workspace: Path, record_reli
     await h.run()
     seen = last_tool(h.model.requests[1])
     assert key not in seen and "leaked [REDACTED]" in seen
-    cause = seen.split("<cause>", 1)[1].split("</cause>", 1)[0]
+    cause, refused = seen.split("<cause>", 1)[1].split("</cause>", 1)[0].rsplit("\n", 1)
     assert len(cause) < MAX_MESSAGE_CHARS + 100 and cause.endswith("more characters]")
+    assert refused.startswith("(the pre_tool hook `echo 'leaked [REDACTED]'") and refused.endswith("refused this call)")
     record_reliability(
         "a hook that prints an API key and 300 KB on stderr, then exits 2",
         "a pre_tool hook around a shell call",
@@ -374,7 +378,8 @@ async def test_a_pre_tool_hook_matches_mcp_tools_by_their_names(workspace: Path)
     h = Harness(workspace, model, config)
     summary = await h.run()
     assert summary.failures == 1
-    assert last_tool(model.requests[1]).startswith("<tool_call_error><cause>no pushes from the agent</cause>")
+    refused = "(the pre_tool hook `cat > mcp.json; echo 'no pushes from the agent' >&2; exit 2` refused this call)"
+    assert last_tool(model.requests[1]).startswith(f"<tool_call_error><cause>no pushes from the agent\n{refused}</cause>")
     data = json.loads((workspace / "mcp.json").read_text())
     assert data["tool_name"] == "mcp_github_push" and data["tool_input"] == {"branch": "main"}
 

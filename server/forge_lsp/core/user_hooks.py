@@ -153,7 +153,11 @@ class UserHooks:
         for hook in pre:
             ran = await self._run(hook, self._tool_payload(PRE_TOOL, call), emit, notes, call)
             if ran.code == BLOCK:  # the model is given the hook's stderr as the cause, as Claude Code gives it
-                return ToolResult(call.id, call.name, _with_notes(_reason(ran, hook, call.name), notes), True), False
+                # and whose refusal it is: the user's rule, not a mistake in the call (nor a tool that broke)
+                said = _reason(ran, hook, call.name)
+                if ran.stderr.strip():  # (a refusal without a word names the hook already)
+                    said += "\n" + redact(f"(the pre_tool hook `{hook.label()}` refused this call)")
+                return ToolResult(call.id, call.name, _with_notes(said, notes), True), False
         result, stop = await run(call)
         if result.is_error or not post:  # as Claude Code's PostToolUse: after a call that succeeded
             return (replace(result, output=_with_notes(result.output, notes)) if notes else result), stop
