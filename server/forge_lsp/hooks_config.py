@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from forge_lsp.domain.config import MCP_PREFIX
 from forge_lsp.domain.hooks import (
     CLAUDE_EVENTS,
     CLAUDE_TOOLS,
@@ -34,6 +35,7 @@ from forge_lsp.domain.hooks import (
     matches_every_tool,
     name_alternatives,
 )
+from forge_lsp.domain.tool_catalog import TOOL_NAMES
 from forge_lsp.patterns import UnsafePattern, compile_pattern
 
 FIELDS = ("event", "matcher", "command", "timeout_secs")
@@ -208,6 +210,17 @@ def _matcher(value: Any, event: Any, refuse: Any) -> tuple[str, ...] | None:
             if claude:
                 said = ", ".join(f"{n} is {CLAUDE_TOOLS[n]}" for n in claude)
                 refuse("matcher", f"{pattern!r} names Claude Code's tools; forge's tool names differ ({said})")
+                return None
+            # A name no tool has (a typo: "raed") would leave the hook never running, unseen.
+            unknown = [n for n in names if not any(c in n for c in "*?") and n not in TOOL_NAMES and not n.startswith(MCP_PREFIX)]
+            if unknown:
+                close = difflib.get_close_matches(unknown[0], TOOL_NAMES, 1)
+                hint = (
+                    f"did you mean {close[0]!r}?"
+                    if close
+                    else f"forge's tools: {', '.join(TOOL_NAMES)}; MCP tools: mcp_<server>_<tool>"
+                )
+                refuse("matcher", f"{pattern!r} names no tool forge has: {', '.join(map(repr, unknown))} ({hint})")
                 return None
             continue
         try:

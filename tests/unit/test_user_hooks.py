@@ -93,6 +93,16 @@ def test_hooks_of_the_users_file_apply_in_order_with_where_they_are_set(workspac
         ('event = "post_tool"\ncommand = "x"\nmatcher = "(patch"', "hooks[1].matcher", "not a regular expression"),
         ('event = "post_tool"\ncommand = "x"\nmatcher = 3', "hooks[1].matcher", "got an integer"),
         ('event = "post_tool"\ncommand = "x"\nmatcher = "Edit|Write"', "hooks[1].matcher", "Edit is patch, Write is write"),
+        (
+            'event = "post_tool"\ncommand = "x"\nmatcher = "raed"',
+            "hooks[1].matcher",
+            "names no tool forge has: 'raed' (did you mean 'read'?)",
+        ),
+        (
+            'event = "pre_tool"\ncommand = "x"\nmatcher = ["shell", "deploy"]',
+            "hooks[1].matcher",
+            "'deploy' (forge's tools: read,",
+        ),
         ('event = "post_tool"\ncommand = "x"\ntimeout_secs = "5"', "hooks[1].timeout_secs", "expected an integer"),
         ('event = "post_tool"\ncommand = "x"\ntimeout_secs = 0', "hooks[1].timeout_secs", "must be >= 1"),
         ('event = "stop"\ncommand = "x"\nmatcher = "shell"', "hooks[1].matcher", "it has no matcher"),
