@@ -270,6 +270,7 @@ async def test_cancel_stops_turn_and_kills_shell(client: LanguageClient, ws: Pat
     await until(lambda: any(e.type == "toolCallStarted" for e in events(client)))
     second = await asyncio.gather(command(client, "forge.run", {"prompt": "another"}), return_exceptions=True)
     assert isinstance(second[0], JsonRpcException) and "already running" in str(second[0])
+    assert "cancel it with forge.cancel (Forge: Cancel, :ForgeCancel) first" in str(second[0])  # an unknown client's words
     started = time.monotonic()
     answer = await command(client, "forge.cancel", {})
     # What was stopped, from the server (not guessed by an editor from the events it saw), once the turn ended.

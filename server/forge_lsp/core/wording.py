@@ -18,16 +18,20 @@ MAX_WORDS = 120
 
 @dataclass(frozen=True)
 class Wording:
-    """trust: the ways to trust a workspace; model_setting: where the editor sets the model."""
+    """trust: the ways to trust a workspace; model_setting: where the editor sets the model; cancel: how to cancel
+    the running turn."""
 
     trust: str = "Forge: Trust Workspace, :ForgeTrust, or forge-lsp trust DIR"
     model_setting: str = "the editor setting forge.model"
+    cancel: str = "forge.cancel (Forge: Cancel, :ForgeCancel)"
 
 
 GENERIC = Wording()
 """A client forge-lsp does not know (and the CLI): every way there is."""
-VSCODE = Wording(trust="the command Forge: Trust Workspace, or forge-lsp trust DIR")
-NEOVIM = Wording(trust=":ForgeTrust, or forge-lsp trust DIR", model_setting='settings.model in require("forge").setup()')
+VSCODE = Wording(trust="the command Forge: Trust Workspace, or forge-lsp trust DIR", cancel="the command Forge: Cancel")
+NEOVIM = Wording(
+    trust=":ForgeTrust, or forge-lsp trust DIR", model_setting='settings.model in require("forge").setup()', cancel=":ForgeCancel"
+)
 
 TERMINAL = Wording(trust="forge-lsp trust DIR, or run --trust", model_setting="--model MODEL on the command line")
 """forge-lsp run: its own options."""

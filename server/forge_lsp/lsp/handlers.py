@@ -270,7 +270,7 @@ async def forge_run(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]:
         raise JsonRpcInvalidParams(f"forge.run: {exc}") from None
     except TurnRunning as exc:
         raise TurnRefused(
-            f"a Forge turn is already running in {exc.root} ({exc.turn_id}); cancel it with forge.cancel first"
+            f"a Forge turn is already running in {exc.root} ({exc.turn_id}); cancel it with {ls.wording.cancel} first"
         ) from None
     except BadPrompt as exc:  # "/name args": no such command, or its template fails
         raise JsonRpcInvalidParams(str(exc)) from None
