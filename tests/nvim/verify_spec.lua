@@ -3,7 +3,7 @@
 -- (forge/diagnostics), and ruff's F821 for an undefined name reaches the model in that call's result, forge.run's
 -- end (problems) and the end notification; a file not open is loaded without being shown and only its new
 -- problems count; with [verify] diagnostics = "fail" the call fails (the retry notice, attempts 2) and the fix clears
--- it; "off" asks nothing. Neovim 0.7 (ruff started with vim.lsp.start_client on FileType) and 0.11
+-- it; "off" asks nothing; a file no language server but forge is attached to, open or not, is answered at once. Neovim 0.7 (ruff started with vim.lsp.start_client on FileType) and 0.11
 -- (vim.lsp.config + vim.lsp.enable). Env as tests/nvim/test_nvim.py's _workspaces (app.py, other.py).
 local t = dofile((debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "") .. "support.lua")
 local ws, wait, script, events, turn, wanted = t.ws, t.wait, t.script, t.events, t.turn, t.wanted
@@ -173,6 +173,37 @@ vim.schedule(function()
       assert(#asked == n and #since("problems", from) == 0 and finished.problems == nil, vim.inspect(asked))
       assert(since("toolCallFinished", from)[1].output == "Patched app.py: 1 replacement(s)")
       t.out("OK off")
+    end
+
+    -- A file no language server but forge is attached to (a text file, open or not) is answered at once.
+    if wanted("plain") then
+      open_app()
+      set_mode("report")
+      for _, shown in ipairs({ false, true }) do
+        local path = ws .. "/NOTES.txt"
+        vim.fn.writefile({ "first note" }, path)
+        if shown then
+          vim.cmd("edit " .. path)
+          local buf = vim.api.nvim_get_current_buf()
+          wait(10000, "forge did not attach to NOTES.txt", function()
+            return vim.lsp.buf_is_attached(buf, require("forge").get_client().id)
+          end)
+        else
+          assert(vim.fn.bufloaded(path) == 0, "NOTES.txt is loaded already")
+        end
+        script({ patch("NOTES.txt", "first note", "second note"), { text = "Done." } })
+        local from, n = #events, #asked
+        local finished = turn("ForgeRun edit NOTES.txt")
+        assert(since("toolCallFinished", from)[1].ok, vim.inspect(since("toolCallFinished", from)))
+        assert(finished.problems == nil, vim.inspect(finished))
+        assert(#asked > n, "forge/diagnostics was not asked for NOTES.txt")
+        for i = n + 1, #asked do
+          assert(asked[i].ms < 500, (shown and "open: " or "not open: ") .. vim.inspect(asked))
+        end
+        local log = table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr("forge://log"), 0, -1, false), "\n")
+        assert(not log:find("NOTES.txt %(%d+ ms, its language servers had not reported yet%)"), log)
+        t.out(string.format("OK plain %s: %.0f ms", shown and "open" or "not open", asked[#asked].ms))
+      end
     end
   end)
   t.finish(ok, err)

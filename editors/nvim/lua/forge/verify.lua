@@ -4,7 +4,8 @@
 --
 -- "Caught up": a DiagnosticChanged came for the buffer after it reached the version in which the server saw the
 -- edit, from each language server attached to it (or none more for a moment); with none attached but forge,
--- nothing to wait for. Most language servers report after every change (ruff): they are waited for. One seen to
+-- nothing to wait for, even for a buffer loaded for the check (a language server that takes the file has attached
+-- as it loaded). Most language servers report after every change (ruff): they are waited for. One seen to
 -- say nothing after an edit gets a quiet period (twice the slowest of its last report times, once a few are known):
 -- it had nothing new to say. waitMs bounds it all. A file that is not loaded is loaded
 -- without being shown (an unlisted buffer, no swap file), so its language servers see it, and their first report
@@ -184,8 +185,10 @@ local function current(p, t)
   if #found > 0 then
     return #found >= servers or t - found[#found].at >= M.SETTLE_MS
   end
-  if servers == 0 and not p.loaded_now then
-    return true -- no language server for this file: what the editor has is all there is
+  if servers == 0 then
+    -- No language server for this file but forge (one that attaches as a hidden buffer loads has done so by now):
+    -- what the editor has is all there is.
+    return true
   end
   local ft = vim.bo[p.bufnr].filetype
   local times = latency[ft] or {}
