@@ -3,8 +3,9 @@
 -- (forge/diagnostics), and ruff's F821 for an undefined name reaches the model in that call's result, forge.run's
 -- end (problems) and the end notification; a file not open is loaded without being shown and only its new
 -- problems count; with [verify] diagnostics = "fail" the call fails (the retry notice, attempts 2) and the fix clears
--- it; "off" asks nothing. Neovim 0.7 (ruff started with vim.lsp.start_client on FileType) and 0.11
--- (vim.lsp.config + vim.lsp.enable). Env as tests/nvim/test_nvim.py's _workspaces (app.py, other.py).
+-- it; "off" asks nothing; the fix of a problem is seen though a report on the text before it comes late (the stale
+-- F821 on Neovim 0.7); a file no language server but forge is attached to, open or not, is answered at once.
+-- Neovim 0.7 (ruff started with vim.lsp.start_client on FileType) and 0.11 (vim.lsp.config + vim.lsp.enable). Env as tests/nvim/test_nvim.py's _workspaces (app.py, other.py).
 local t = dofile((debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "") .. "support.lua")
 local ws, wait, script, events, turn, wanted = t.ws, t.wait, t.script, t.events, t.turn, t.wanted
 t.deadline(170000)
@@ -23,16 +24,40 @@ verify.diagnostics = function(err, params, ctx)
   return result
 end
 
+-- With late set, ruff's last report on a buffer, when it holds a problem, is given again just after the buffer
+-- changes, as from a server that reports in stages or is slow: a report on the text before the edit that fixed the
+-- problem then comes after that edit is in the buffer (on Neovim 0.7, before ruff has even had the edit).
+local late = false
+local last_report = {}
+local handlers = {
+  ["textDocument/publishDiagnostics"] = function(err, result, ctx, config)
+    last_report[result.uri] = { err, result, ctx, config }
+    vim.lsp.handlers["textDocument/publishDiagnostics"](err, result, ctx, config)
+  end,
+}
+local function report_late(buf)
+  vim.api.nvim_buf_attach(buf, false, {
+    on_lines = function()
+      local report = late and last_report[vim.uri_from_bufnr(buf)]
+      if report and #report[2].diagnostics > 0 then
+        vim.schedule(function()
+          vim.lsp.handlers["textDocument/publishDiagnostics"](unpack(report, 1, 4))
+        end)
+      end
+    end,
+  })
+end
+
 vim.cmd("filetype on")
 if has_011 then
-  vim.lsp.config("ruff", { cmd = { RUFF, "server" }, filetypes = { "python" }, root_markers = { ".forge.toml" } })
+  vim.lsp.config("ruff", { cmd = { RUFF, "server" }, filetypes = { "python" }, root_markers = { ".forge.toml" }, handlers = handlers })
   vim.lsp.enable("ruff")
 else
   local ruff_id
   vim.api.nvim_create_autocmd("FileType", {
     pattern = "python",
     callback = function(args)
-      ruff_id = ruff_id or vim.lsp.start_client({ name = "ruff", cmd = { RUFF, "server" }, root_dir = ws })
+      ruff_id = ruff_id or vim.lsp.start_client({ name = "ruff", cmd = { RUFF, "server" }, root_dir = ws, handlers = handlers })
       vim.lsp.buf_attach_client(args.buf, ruff_id)
     end,
   })
@@ -41,6 +66,7 @@ end
 t.setup()
 
 local APP = { "import os", "", "print(os.name)" }
+local CALC = { "def mul(a, b):", "    return a * b" }
 
 local function patch(path, old, new)
   return { tool_calls = { { name = "patch", arguments = { file_path = path, old_string = old, new_string = new } } } }
@@ -173,6 +199,79 @@ vim.schedule(function()
       assert(#asked == n and #since("problems", from) == 0 and finished.problems == nil, vim.inspect(asked))
       assert(since("toolCallFinished", from)[1].output == "Patched app.py: 1 replacement(s)")
       t.out("OK off")
+    end
+
+    -- The fix of a problem the agent's edit made is seen in the buffer open in the editor: the answer waits for
+    -- ruff's report on THIS edit (Neovim 0.7 sends didChange 150 ms after it), never the previous edit's F821.
+    if wanted("stale") then
+      late = true
+      for _, mode in ipairs({ "report", "fail" }) do
+        vim.cmd("silent! %bwipeout!")
+        vim.fn.writefile(CALC, ws .. "/calc.py")
+        vim.cmd("edit " .. ws .. "/calc.py")
+        local buf = vim.api.nvim_get_current_buf()
+        report_late(buf)
+        t.wait_server()
+        wait(30000, "ruff did not attach to calc.py", function()
+          return ruff_client(buf) ~= nil
+        end)
+        vim.wait(1000) -- ruff's report on the opened file
+        set_mode(mode)
+        script({
+          patch("calc.py", "return a * b", "return a * undefined_b"),
+          patch("calc.py", "return a * undefined_b", "return a * b  # ok"),
+          { text = "Fixed." },
+        })
+        local from, notes, n = #events, #t.notes, #asked
+        local finished = turn("ForgeRun break calc.py and fix it (" .. mode .. ")")
+        local broke, fixed = since("toolCallFinished", from)[1], since("toolCallFinished", from)[2]
+        assert(broke.output:find("calc.py:2:16: error Ruff F821: Undefined name `undefined_b`", 1, true), broke.output)
+        assert(broke.ok == (mode == "report"), mode .. ": " .. vim.inspect(broke))
+        assert(fixed.ok and fixed.output:find("no longer reports", 1, true), mode .. ": " .. fixed.output)
+        assert(not fixed.output:find("F821", 1, true), mode .. ": " .. fixed.output)
+        assert(finished.problems == nil, mode .. ": " .. vim.inspect(finished))
+        assert(#t.notes_with("Forge: turn completed (", notes) == 1, mode .. ": " .. vim.inspect(t.notes))
+        assert(table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "|") == "def mul(a, b):|    return a * b  # ok")
+        -- Each answer after an edit waited for ruff's report on it (and no longer than that).
+        for i = n + 1, #asked do
+          if asked[i].params.waitMs > 0 then
+            assert(asked[i].ms < 1500, mode .. ": " .. vim.inspect(asked))
+          end
+        end
+        t.out(string.format("OK stale %s: %.0f ms", mode, asked[#asked].ms))
+      end
+      late = false
+    end
+
+    -- A file no language server but forge is attached to (a text file, open or not) is answered at once.
+    if wanted("plain") then
+      open_app()
+      set_mode("report")
+      for _, shown in ipairs({ false, true }) do
+        local path = ws .. "/NOTES.txt"
+        vim.fn.writefile({ "first note" }, path)
+        if shown then
+          vim.cmd("edit " .. path)
+          local buf = vim.api.nvim_get_current_buf()
+          wait(10000, "forge did not attach to NOTES.txt", function()
+            return vim.lsp.buf_is_attached(buf, require("forge").get_client().id)
+          end)
+        else
+          assert(vim.fn.bufloaded(path) == 0, "NOTES.txt is loaded already")
+        end
+        script({ patch("NOTES.txt", "first note", "second note"), { text = "Done." } })
+        local from, n = #events, #asked
+        local finished = turn("ForgeRun edit NOTES.txt")
+        assert(since("toolCallFinished", from)[1].ok, vim.inspect(since("toolCallFinished", from)))
+        assert(finished.problems == nil, vim.inspect(finished))
+        assert(#asked > n, "forge/diagnostics was not asked for NOTES.txt")
+        for i = n + 1, #asked do
+          assert(asked[i].ms < 500, (shown and "open: " or "not open: ") .. vim.inspect(asked))
+        end
+        local log = table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr("forge://log"), 0, -1, false), "\n")
+        assert(not log:find("NOTES.txt %(%d+ ms, its language servers had not reported yet%)"), log)
+        t.out(string.format("OK plain %s: %.0f ms", shown and "open" or "not open", asked[#asked].ms))
+      end
     end
   end)
   t.finish(ok, err)

@@ -2,13 +2,14 @@
 -- namespace's: the language servers attached, linters; never forge's), once they caught up with the edit, and the
 -- model reads the new problems in that call's result ([verify] in the server's config; :help forge-verify).
 --
--- "Caught up": a DiagnosticChanged came for the buffer after it reached the version in which the server saw the
--- edit, from each language server attached to it (or none more for a moment); with none attached but forge,
--- nothing to wait for. Most language servers report after every change (ruff): they are waited for. One seen to
--- say nothing after an edit gets a quiet period (twice the slowest of its last report times, once a few are known):
--- it had nothing new to say. waitMs bounds it all. A file that is not loaded is loaded
--- without being shown (an unlisted buffer, no swap file), so its language servers see it, and their first report
--- is waited for.
+-- "Caught up": a DiagnosticChanged came for the buffer about the version in which the server saw the edit (or a
+-- later one: the version a report names, else the buffer's when it came), from each language server attached to it
+-- (or none more for a moment); with none attached but forge, nothing to wait for, even for a buffer loaded for the
+-- check (a language server that takes the file has attached as it loaded). Most language servers report after
+-- every change (ruff): they are waited for. One seen to say nothing after an edit gets a quiet period (twice the
+-- slowest of its last report times, once a few are known): it had nothing new to say. waitMs bounds it all. A file
+-- that is not loaded is loaded without being shown (an unlisted buffer, no swap file), so its language servers see
+-- it, and their first report is waited for.
 local M = {}
 
 local uv = vim.uv or vim.loop
@@ -65,6 +66,34 @@ local function signatures(bufnr)
   return table.concat(mine, "\n"), table.concat(others, "\n")
 end
 
+-- The publishDiagnostics being handled now, while its DiagnosticChanged runs: the document version it is about
+-- (false: its server gave none).
+local publishing = nil
+
+--- vim.lsp.handlers' publishDiagnostics, wrapped to tell on_changed which version of the text a report is about. On
+--- Neovim 0.7 the text reaches the other language servers 150 ms after an edit (didChange's debounce), so a report
+--- on the text before it (one the server sent twice, or late) can arrive after the edit is in the buffer: counted
+--- at the buffer's version, it answered for the edit at once, with the problems the edit had just fixed.
+local wrapped_publish
+local function wrap_publish()
+  local method = "textDocument/publishDiagnostics"
+  local original = vim.lsp.handlers[method]
+  if type(original) ~= "function" or original == wrapped_publish then
+    return
+  end
+  wrapped_publish = function(err, result, ctx, config)
+    local outer = publishing
+    publishing = type(result) == "table" and type(result.version) == "number" and result.version or false
+    local ok, out = pcall(original, err, result, ctx, config)
+    publishing = outer
+    if not ok then
+      error(out, 0)
+    end
+    return out
+  end
+  vim.lsp.handlers[method] = wrapped_publish
+end
+
 local function on_changed(args)
   local bufnr = args.buf
   if not vim.api.nvim_buf_is_valid(bufnr) then
@@ -80,7 +109,12 @@ local function on_changed(args)
     return
   end
   local list = changes[bufnr] or {}
-  table.insert(list, { at = now_ms(), version = version(bufnr) })
+  -- A report says which text it is about when its server gives the version; else it is taken as on the text now.
+  local about = version(bufnr)
+  if publishing then
+    about = math.min(about, publishing)
+  end
+  table.insert(list, { at = now_ms(), version = about })
   if #list > 20 then
     table.remove(list, 1)
   end
@@ -88,8 +122,9 @@ local function on_changed(args)
 end
 
 local group
---- Start watching diagnostics (setup and a client's before_init call it; once).
+--- Start watching diagnostics (setup, a client's before_init and each request call it; the autocommands once).
 function M.watch()
+  wrap_publish() -- again at each request: a user's config may set the handler after setup
   if group then
     return
   end
@@ -184,8 +219,10 @@ local function current(p, t)
   if #found > 0 then
     return #found >= servers or t - found[#found].at >= M.SETTLE_MS
   end
-  if servers == 0 and not p.loaded_now then
-    return true -- no language server for this file: what the editor has is all there is
+  if servers == 0 then
+    -- No language server for this file but forge (one that attaches as a hidden buffer loads has done so by now):
+    -- what the editor has is all there is.
+    return true
   end
   local ft = vim.bo[p.bufnr].filetype
   local times = latency[ft] or {}
@@ -234,6 +271,10 @@ function M.diagnostics(_, params)
       bufnr, loaded_now = buffer(doc.uri)
     end
     local v = type(doc.version) == "number" and doc.version or (bufnr and version(bufnr)) or 0
+    if bufnr and not loaded_now then
+      -- The edit is in the buffer already; the server may not have had its didChange yet (Neovim's debounce).
+      v = math.max(v, version(bufnr))
+    end
     if bufnr and wait > 0 then
       pull(bufnr)
     end
