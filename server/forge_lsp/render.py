@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import textwrap
 from collections.abc import Mapping
 from typing import Any, TextIO
@@ -104,9 +105,8 @@ def format_event(event: Mapping[str, Any]) -> str | None:
         mark = "ℹ" if event.get("level") == "info" else "⚠"
         return f"  {mark} {event.get('message', '')}"
     if kind == "reminder":
-        first = str(event.get("text", "")).strip().splitlines()
         what = REMINDER_KINDS.get(str(event.get("kind")), str(event.get("kind")))
-        return f"  ↺ reminder to the model ({what}): {first[0] if first else ''}"
+        return f"  ↺ reminder to the model ({what}): {reminder_line(str(event.get('text', '')))}"
     if kind == "hookError":
         return f"  ⚠ hook: {format_hook_error(event)}"
     if kind == "problems":
@@ -134,6 +134,18 @@ def format_event(event: Mapping[str, Any]) -> str | None:
             line += f"\n  left: {_count(problems['count'], 'new problem')} in {', '.join(files)}"
         return line
     return None
+
+
+def reminder_line(text: str) -> str:
+    """A reminder in one line: its first, and its last where it has more (a stop hook's Python traceback starts
+    "Traceback (most recent call last):" and ends with the error that says why); the count of refusals left out."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip() and not _REFUSALS.match(line.strip())]
+    if not lines:
+        return ""
+    return lines[0] if len(lines) == 1 else f"{lines[0]} … {lines[-1]}"
+
+
+_REFUSALS = re.compile(r"^\(\d+ of at most \d+ such refusals this turn\)$")
 
 
 def format_hook_error(event: Mapping[str, Any]) -> str:

@@ -130,3 +130,18 @@ async def test_the_request_limit_is_said_as_a_person_would(workspace: Path) -> N
     assert text == "The turn made 2 model requests, its limit (max_requests_per_turn), and stopped", text
     line = format_event(Interrupt("t", summary.reason).to_dict()) or ""
     assert "MaxRequestPerTurnLimitReached {limit: 2}" in line and text in line, line
+
+
+def test_a_stop_hooks_reminder_line_shows_why_after_a_traceback() -> None:
+    refusal = (
+        "The stop hook `python3 check.py` did not let the turn end: Traceback (most recent call last):\n"
+        '  File "check.py", line 3, in <module>\n'
+        "AssertionError: 2 tests fail\n"
+        "(1 of at most 3 such refusals this turn)"
+    )
+    line = format_event({"type": "reminder", "kind": "stopHook", "text": refusal})
+    assert line.endswith("did not let the turn end: Traceback (most recent call last): … AssertionError: 2 tests fail"), line
+    one = "The stop hook `x` did not let the turn end: run the tests first\n(1 of at most 3 such refusals this turn)"
+    assert format_event({"type": "reminder", "kind": "stopHook", "text": one}).endswith(
+        "did not let the turn end: run the tests first"
+    )

@@ -86,7 +86,7 @@ from forge_lsp.domain.events import (
 from forge_lsp.domain.messages import ChatMessage
 from forge_lsp.domain.questions import PermissionAsked
 from forge_lsp.redact import redact, redact_data
-from forge_lsp.render import format_hook_error
+from forge_lsp.render import format_hook_error, reminder_line
 
 if TYPE_CHECKING:  # imported when the first workspace opens
     from forge_lsp.core.runtime import WorkspaceRuntime
@@ -459,8 +459,8 @@ class ForgeAgent:
                 sid, update_agent_message_text(f"\n\n(forge-lsp: {redact(format_hook_error(event.to_dict()))})\n\n")
             )
         elif isinstance(event, Reminder) and event.kind == "stopHook":
-            first = event.text.strip().splitlines()[0] if event.text.strip() else "a stop hook kept the turn going"
-            await self.update(sid, update_agent_message_text(f"\n\n(forge-lsp: {redact(first)})\n\n"))
+            line = reminder_line(event.text) or "a stop hook kept the turn going"
+            await self.update(sid, update_agent_message_text(f"\n\n(forge-lsp: {redact(line)})\n\n"))
 
     async def ask(self, session: AcpSession, tool: str, question: str, call_id: str | None) -> str:
         """A confirm rule matched in the tool call call_id: session/request_permission (allow once, allow
