@@ -126,7 +126,8 @@ test("a trusted workspace's hooks: pre_tool exit 2 blocks a call, post_tool stdo
     assert.ok(!fs.existsSync(path.join(ws, "generated", "a.py")));
     const finals = a.seen.updates.filter((u) => u.sessionUpdate === "tool_call_update" && ["completed", "failed"].includes(u.status));
     assert.deepEqual(finals.map((u) => u.status), ["failed", "completed"]);
-    assert.match(finals[0].content[0].content.text, /<cause>no writes under generated\/<\/cause>/);
+    // The hook's stderr, then whose refusal it is.
+    assert.match(finals[0].content[0].content.text, /<cause>no writes under generated\/\n\(the pre_tool hook `[^`]+` refused this call\)<\/cause>/);
     assert.match(finals[0].content[1].content.text, /Attempts remaining:\*\* 2/);
     assert.match(finals[1].content[0].content.text, /post_tool hook `echo checked by the post_tool hook`: checked by the post_tool hook/);
     assert.match(text(a.seen), /Done\.[\s\S]*did not let the turn end: run the tests first[\s\S]*Tests pass\./);
