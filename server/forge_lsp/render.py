@@ -106,7 +106,8 @@ def format_event(event: Mapping[str, Any]) -> str | None:
         return f"  {mark} {event.get('message', '')}"
     if kind == "reminder":
         what = REMINDER_KINDS.get(str(event.get("kind")), str(event.get("kind")))
-        return f"  ↺ reminder to the model ({what}): {reminder_line(str(event.get('text', '')))}"
+        text = str(event.get("text", ""))
+        return f"  ↺ reminder to the model ({what}): {reminder_line(text, event.get('kind') == 'stopHook')}"
     if kind == "hookError":
         return f"  ⚠ hook: {format_hook_error(event)}"
     if kind == "problems":
@@ -136,13 +137,13 @@ def format_event(event: Mapping[str, Any]) -> str | None:
     return None
 
 
-def reminder_line(text: str) -> str:
-    """A reminder in one line: its first, and its last where it has more (a stop hook's Python traceback starts
-    "Traceback (most recent call last):" and ends with the error that says why); the count of refusals left out."""
+def reminder_line(text: str, hook: bool = True) -> str:
+    """A reminder in one line: its first; a stop hook's, its last too where it has more (a Python traceback starts
+    "Traceback (most recent call last):" and ends with the error that says why), the count of refusals left out."""
     lines = [line.strip() for line in text.strip().splitlines() if line.strip() and not _REFUSALS.match(line.strip())]
     if not lines:
         return ""
-    return lines[0] if len(lines) == 1 else f"{lines[0]} … {lines[-1]}"
+    return lines[0] if len(lines) == 1 or not hook else f"{lines[0]} … {lines[-1]}"
 
 
 _REFUSALS = re.compile(r"^\(\d+ of at most \d+ such refusals this turn\)$")
