@@ -86,7 +86,7 @@ def answer(question: PermissionAsked, ask: Ask) -> None:
 
 
 class Session:
-    """One conversation's files, permission broker, allow-for-this-conversation answers and todos.
+    """One conversation's files, allow-for-this-conversation answers and todos.
 
     conversation_id None is the workspace's current conversation (the language server's and the
     CLI's: forge.newConversation and forge.openConversation move it); a session of its own
