@@ -10,7 +10,6 @@ from lsprotocol import types as t
 
 from forge_lsp.core.errors import TurnInProgress
 from forge_lsp.core.pipeline import PromptRequest
-from forge_lsp.core.session import answer
 from forge_lsp.domain.events import (
     ContextWarning,
     Event,
@@ -122,6 +121,8 @@ def on_event(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, event: Event, t
     """One turn event -> forge/event, logMessage, progress, diagnostics, showMessage; a question to the user ->
     showMessageRequest (Allow / Deny / Allow for this conversation)."""
     if isinstance(event, PermissionAsked):
+        from forge_lsp.core.session import answer  # here: the server answers initialize before the runtime loads
+
         answer(event, ls.ask_user)
         return
     # Tool output and model text may echo a secret (from the environment, or key-shaped): not to the client.
