@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from lsprotocol import types as t
+from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 from test_lsp import command, events, record_events  # noqa: F401 (the autouse fixture that records forge/event)
 
@@ -174,3 +175,28 @@ async def test_a_document_changed_while_its_edit_waited_is_not_called_a_rejectio
     assert result["failures"] == 1
     (failed,) = [e for e in events(client) if e.type == "toolCallFinished"]
     assert "app.py changed in the editor while its edit waited for review; the edit was not applied" in failed.output
+
+
+async def test_confirm_mode_reviews_forge_undo_turn_too_and_a_rejected_restore_undoes_nothing(
+    client: LanguageClient, ws: Path
+) -> None:
+    confirm_mode(ws)
+    (ws / "closed.py").write_text("x = 1\n")
+    write_script(ws, patch("closed.py", "x = 1", "x = 2"), {"text": "done"})
+    result = await command(client, "forge.run", {"prompt": "edit"})
+    assert result["failures"] == 0 and (ws / "closed.py").read_text() == "x = 2\n"
+    # The user's own undo goes to the editor for review as the agent's edits do: rejected, nothing is restored.
+    client.answers.apply, client.answers.reason = False, None  # type: ignore[attr-defined]
+    with pytest.raises(JsonRpcException, match=r"closed.py .*cannot undo") as refused:
+        await command(client, "forge.undoTurn", {"turnId": result["turnId"]})
+    assert "the user rejected the edit to closed.py" in str(refused.value.data)
+    assert (ws / "closed.py").read_text() == "x = 2\n"
+    client.answers.apply = True  # type: ignore[attr-defined]
+    undone = await command(client, "forge.undoTurn", {"turnId": result["turnId"]})
+    assert undone["files"] == [{"path": "closed.py", "action": "restored"}]
+    reviewed = client.answers.edits[1:]  # type: ignore[attr-defined]
+    assert len(reviewed) == 2
+    annotated(reviewed[-1], "Forge: edit closed.py")
+    (change,) = reviewed[-1].edit.document_changes
+    assert apply("x = 2\n", change.edits) == "x = 1\n"
+    assert (ws / "closed.py").read_text() == "x = 1\n"

@@ -63,8 +63,10 @@ from forge_lsp.acp.conversions import (
 )
 from forge_lsp.acp.files import ConfigFiles
 from forge_lsp.acp.mcp import SessionServers
+from forge_lsp.acp.review import review
 from forge_lsp.acp.session import AcpSession
 from forge_lsp.acp.transport import serve_stdio
+from forge_lsp.core.edit_review import answer_review
 from forge_lsp.core.errors import BadPrompt, EmptyPrompt, NoModel, TurnInProgress, UnknownAgent, check_prompt
 from forge_lsp.core.pipeline import PromptRequest, TurnRunning
 from forge_lsp.core.session import Session, answer
@@ -84,7 +86,7 @@ from forge_lsp.domain.events import (
     TurnSummary,
 )
 from forge_lsp.domain.messages import ChatMessage
-from forge_lsp.domain.questions import PermissionAsked
+from forge_lsp.domain.questions import EditReviewAsked, PermissionAsked
 from forge_lsp.redact import redact, redact_data
 from forge_lsp.render import format_hook_error, reminder_line
 
@@ -147,7 +149,6 @@ class ForgeAgent:
         """A core session becomes this client's: its files through the client's fs/*, its questions as
         session/request_permission."""
         session = AcpSession(core, runtime)
-        session.review.agent = self
         core.files = ClientFiles(self, session.id, self.client_caps, lambda: runtime.config.max_file_size_bytes)
         self.sessions[session.id] = session
         return session
@@ -337,8 +338,7 @@ class ForgeAgent:
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
 
         def emit(event: Event) -> None:
-            session.review.emitted(event)  # which call runs, as it starts (the pump sends it later)
-            if isinstance(event, PermissionAsked) and event.answer is not None:
+            if isinstance(event, PermissionAsked | EditReviewAsked) and event.answer is not None:
                 event.answer.take()  # asked by the pump, in its turn: after the tool call it is about was sent
             queue.put_nowait(event)
 
@@ -353,7 +353,6 @@ class ForgeAgent:
             session.prompting = False
             queue.put_nowait(None)
             await pump
-            session.announced.clear()
             session.outputs.clear()
             session.started.clear()
             if (ended := self.unwinding.get(runtime.root)) is not None:
@@ -426,16 +425,15 @@ class ForgeAgent:
         sid = session.id
         if isinstance(event, PermissionAsked):
             answer(event, lambda tool, question, call_id: self.ask(session, tool, question, call_id))
+        elif isinstance(event, EditReviewAsked):
+            answer_review(event, lambda asked: review(self.conn, sid, asked))
         elif isinstance(event, AssistantText):
             await self.update(sid, update_agent_message_text(redact(event.text)))
         elif isinstance(event, Reasoning):
             await self.update(sid, update_agent_thought_text(redact(event.text)))
         elif isinstance(event, ToolCallStarted):
-            start = session.started[event.call_id] = tool_started(event, session.root)
-            try:
-                await self.update(sid, start)
-            finally:
-                session.announced.setdefault(event.call_id, asyncio.Event()).set()
+            session.started[event.call_id] = tool_started(event, session.root)
+            await self.update(sid, session.started[event.call_id])
         elif isinstance(event, ToolCallFinished):
             output = redact(event.output)
             session.outputs[event.call_id] = output

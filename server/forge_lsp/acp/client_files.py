@@ -64,7 +64,6 @@ class ClientFiles(DiskFiles):
         return content
 
     async def write_text(self, path: Path, content: str, tool: str | None = None) -> None:
-        await self.agent.sessions[self.session_id].review.check(path, content, tool, self.read_text)
         if self.can_write and self.agent.conn is not None:
             try:
                 await self.agent.conn.write_text_file(session_id=self.session_id, path=str(path), content=content)
@@ -83,7 +82,6 @@ class ClientFiles(DiskFiles):
         return str(path)
 
     async def delete(self, path: Path, tool: str | None = None) -> None:
-        await self.agent.sessions[self.session_id].review.check(path, None, tool, self.read_text)
         self.written.discard(path)
         await super().delete(path)
 

@@ -3,13 +3,11 @@ shown the client."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING
 
 from acp.schema import ToolCallStart
 
 from forge_lsp.acp.mcp import SessionServers
-from forge_lsp.acp.review import EditReview
 from forge_lsp.core.session import Session
 
 if TYPE_CHECKING:  # imported when the first workspace opens
@@ -26,8 +24,6 @@ class AcpSession:
         self.core = core
         self.runtime = runtime
         self.root = runtime.root
-        self.announced: dict[str, asyncio.Event] = {}
-        """The running turn's tool calls, set once the client was sent each one's tool_call."""
         self.outputs: dict[str, str] = {}
         """The running turn's tool outputs as the client may see them (redacted)."""
         self.started: dict[str, ToolCallStart] = {}
@@ -42,5 +38,3 @@ class AcpSession:
         """A prompt of this session is running its turn."""
         self.mcp: SessionServers | None = None
         """The MCP servers the client gave this session (session/new, session/load): its turns' alone."""
-        self.review = EditReview(self, lambda: runtime.config.edit_review, lambda: runtime.config.max_file_size_bytes)
-        """edit_review = "confirm": each write and removal asked about first (acp/review.py)."""

@@ -40,27 +40,24 @@ async def run_headless(
     the current one. new: start a new conversation (--new) instead. agent: the turn's agent (--agent).
     """
     from forge_lsp.cli.ask import terminal_ask
-    from forge_lsp.cli.review import TerminalReviewFiles
+    from forge_lsp.cli.review import review_at_terminal
     from forge_lsp.core.runtime import WorkspaceRuntime
     from forge_lsp.core.session import answer
     from forge_lsp.core.wording import TERMINAL
     from forge_lsp.domain.events import Event
-    from forge_lsp.domain.questions import PermissionAsked
+    from forge_lsp.domain.questions import EditReviewAsked, PermissionAsked
     from forge_lsp.llm.litellm_adapter import warm_up
 
     check_prompt(prompt)
     warm_up()
     # a confirm rule asks the user at the terminal, when there is one (else the call fails: nobody can be asked)
     ask = terminal_ask()
-    files = TerminalReviewFiles(workspace.resolve(), ask, lambda: runtime.config.max_file_size_bytes)
     runtime = WorkspaceRuntime(
         workspace,
         trusted=True if trusted else None,
-        files=files,
         wording=TERMINAL,
         on_notice=lambda message: say(sys.stderr, message),
     )
-    files.edit_review = lambda: runtime.config.edit_review  # edit_review = "confirm": each edit asked at the terminal
     try:
         # "/name args": the command's prompt. An unknown /name is a mistake in the command line: said alone,
         # before what the workspace's config says.
@@ -90,6 +87,8 @@ async def run_headless(
     def emit(event: Event) -> None:
         if isinstance(event, PermissionAsked):  # asked at the terminal, or nobody can answer (no terminal)
             answer(event, ask)
+        elif isinstance(event, EditReviewAsked):  # edit_review = "confirm": the diff, asked at the terminal
+            review_at_terminal(event, ask)
         else:
             printer(event.to_dict())
 

@@ -362,8 +362,10 @@ class WorkspaceRuntime:
     async def turn_ended(self, timeout: float) -> None:
         await self.turns.turn_ended(timeout)
 
-    async def undo_turn(self, turn_id: str | None = None, session: Session | None = None) -> dict[str, Any]:
-        return await self.turns.undo_turn(turn_id, session)
+    async def undo_turn(
+        self, turn_id: str | None = None, session: Session | None = None, emit: Emit | None = None
+    ) -> dict[str, Any]:
+        return await self.turns.undo_turn(turn_id, session, emit)
 
     def compact(self) -> dict[str, Any]:
         return self.turns.compact()

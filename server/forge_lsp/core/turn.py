@@ -9,11 +9,12 @@ import os
 import sqlite3
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from forge_lsp.core import prompts
+from forge_lsp.core.edit_review import ReviewedFiles
 from forge_lsp.core.editor_check import EditChecks
 from forge_lsp.core.errors import NoModel, TurnInProgress, check_prompt
 from forge_lsp.core.orchestrator import Emit, Orchestrator, TurnRequest
@@ -267,9 +268,11 @@ class Turns:
                 log.warning("transcript %s: %s", transcript.path, exc)
             emit(placed(event, transcript))
 
-        # A confirm rule's question goes to the frontend in the same stream, after the call it is about.
+        # A confirm rule's question and an edit's review go to the frontend in the same stream, after the call
+        # they are about.
         ask = asking(fan_out, turn_id)
         ctx.confirm = lambda tool, question: session.confirm(tool, question, ctx.call_id, ask)
+        ctx.files = self.reviewed(session, fan_out, turn_id, lambda: ctx.call_id)
         if checks is not None:
             checks.emit = fan_out
         request = TurnRequest(turn_id, conversation, prompt, model, context=dict(context or {}), agent=agent.id)
@@ -287,9 +290,28 @@ class Turns:
         self.last_errors = dict(summary.reason.errors) if summary.reason is not None and hasattr(summary.reason, "errors") else {}
         return summary
 
-    async def undo_turn(self, turn_id: str | None = None, session: Session | None = None) -> dict[str, Any]:
+    def reviewed(
+        self, session: Session, emit: Emit, turn_id: str, call_id: Callable[[], str | None] = lambda: None
+    ) -> ReviewedFiles:
+        """The session's files, each change reviewed in emit's stream when edit_review is "confirm"."""
+        runtime = self.runtime
+        return ReviewedFiles(
+            session.files,
+            session,
+            emit,
+            turn_id,
+            lambda: runtime.config.edit_review,
+            runtime.root,
+            lambda: runtime.config.max_file_size_bytes,
+            call_id,
+        )
+
+    async def undo_turn(
+        self, turn_id: str | None = None, session: Session | None = None, emit: Emit | None = None
+    ) -> dict[str, Any]:
         """forge.undoTurn: put back every file turn_id (default: the workspace's last turn that changed files)
-        changed, through the session's files (the editor's buffers). {turnId, files: [{path, action}]}.
+        changed, through the session's files (the editor's buffers). {turnId, files: [{path, action}]}. emit:
+        where its edits are reviewed when edit_review is "confirm" (None: the user's own command, unreviewed).
 
         TurnInProgress while a turn runs (here or in another process); UndoRefused (nothing restored) when
         it was undone already or a file changed since; KeyError for an unknown turn."""
@@ -308,7 +330,9 @@ class Turns:
         try:
             known = store.turn_status(turn_id) is not None
             try:
-                restored = await undo_turn(table, runtime.workspace, (session or runtime.session).files, turn_id, known)
+                session = session or runtime.session
+                files = session.files if emit is None else self.reviewed(session, emit, turn_id)
+                restored = await undo_turn(table, runtime.workspace, files, turn_id, known)
             except UnknownTurn:
                 raise KeyError(turn_id) from None
             table.mark_undone(turn_id)

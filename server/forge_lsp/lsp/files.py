@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as t
 
+from forge_lsp.domain.questions import EditReviewAsked, Reviewed
 from forge_lsp.lsp import review
 from forge_lsp.lsp.agent_saves import CHANGED_SINCE, REPORT_SECS, AgentSaves, same_text
 from forge_lsp.lsp.outside_changes import OutsideChanges, Seen
@@ -20,7 +20,6 @@ from forge_lsp.tools.base import ChangedSince, Followed, ToolFailure, has_invali
 if TYPE_CHECKING:
     from forge_lsp.lsp.language_server import ForgeLanguageServer
 
-CONFIRM = "confirm"
 MAX_REVIEWED_BYTES = 64 * 1024 * 1024
 
 
@@ -41,8 +40,8 @@ class EditorFiles:
     The client applies the edit to its buffer (with undo), and the disk gets the new text before the
     turn's next tool call: the client saves the document, or the server writes it (lsp/agent_saves.py),
     unless the buffer holds unsaved changes of the user's. Files that are not open are written to disk
-    atomically. With edit_review = "confirm" every edit, open or not, goes to the client for the user's
-    yes (lsp.review) and lands only when the client applies it.
+    atomically. With edit_review = "confirm" the core asks before every edit, open or not (core/edit_review.py):
+    review() sends it to the client for the user's yes (lsp.review), and it lands only when the client applies it.
 
     Until the client reports an edit it applied (didChange), reads get the edit's result, and the next
     edit of that document waits for the report: never the text from before the server's own edit.
@@ -54,8 +53,6 @@ class EditorFiles:
     def __init__(self, server: ForgeLanguageServer, root: Path | None = None) -> None:
         self.server = server
         self.root = root
-        self.edit_review: Callable[[], str] = lambda: "auto"
-        """The workspace's edit_review as it is in force (the config may reload between edits)."""
         self.saves = AgentSaves(server)
         self.outside = OutsideChanges(self)
         self._pending: dict[str, _Pending] = {}
@@ -135,8 +132,6 @@ class EditorFiles:
 
     async def write_text(self, path: Path, content: str, tool: str | None = None) -> str | None:
         doc = await self._reported(path)
-        if self.edit_review() == CONFIRM:
-            return await self._reviewed_write(path, content, tool, doc)
         if doc is None:
             await asyncio.to_thread(write_atomic, path, content)  # off the event loop: the server keeps answering
             return None
@@ -166,12 +161,21 @@ class EditorFiles:
         return await self.saves.settle(path, uri, self._rel(path), content, doc, version, clean)
 
     async def delete(self, path: Path, tool: str | None = None) -> None:
-        if self.edit_review() != CONFIRM:
-            await asyncio.to_thread(path.unlink)
-            return
-        rel = self._rel(path)
-        self._check_can_review(rel, "delete")
-        await self._apply(review.delete_file(path.as_uri(), review.label(tool, rel), rel), path, review.label(tool, rel))
+        await asyncio.to_thread(path.unlink)
+
+    async def review(self, asked: EditReviewAsked) -> Reviewed:
+        """An edit the core asks about (edit_review = "confirm"), as one workspace/applyEdit the client shows for
+        review: applied when the user accepted it (with the note for the model when it did not reach the disk);
+        ToolFailure when rejected, when the client cannot show it, or when the file changed meanwhile."""
+        path = Path(asked.path)
+        if asked.new is None:
+            rel = self._rel(path)
+            self._check_can_review(rel, "delete")
+            title = review.label(asked.tool, rel)
+            await self._apply(review.delete_file(path.as_uri(), title, rel), path, title)
+            return Reviewed("applied")
+        doc = await self._reported(path)
+        return Reviewed("applied", await self._reviewed_write(path, asked.new, asked.tool, doc))
 
     def _agent_edit(self, path: Path) -> None:
         saves = getattr(self.server, "user_saves", None)

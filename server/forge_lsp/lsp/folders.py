@@ -46,7 +46,6 @@ def open_runtime(ls: ForgeLanguageServer, root: Path) -> WorkspaceRuntime:
         on_notice=ls.show_notice,
         diagnostics=EditorDiagnostics(ls, root),
     )
-    files.edit_review = lambda: runtime.config.edit_review
     mcp_report.wire(ls, runtime)
     report_config(ls, runtime)
     return runtime

@@ -427,7 +427,8 @@ async def forge_undo_turn(ls: ForgeLanguageServer, *args: Any) -> dict[str, Any]
         raise JsonRpcInvalidParams("forge.undoTurn: turnId must be a turn id (see forge.listConversations' turnFiles)")
     runtime = runtime_for(ls, arg.get("uri"))
     try:
-        result = await runtime.undo_turn(turn_id)
+        # With edit_review = "confirm" each file goes to the client for review, as the agent's edits do.
+        result = await runtime.undo_turn(turn_id, emit=lambda event: turns.undo_event(runtime, event))
     except KeyError:
         raise JsonRpcInvalidParams(f"forge.undoTurn: no turn {turn_id!r} in {runtime.root}") from None
     except (TurnInProgress, UndoRefused) as exc:

@@ -23,7 +23,7 @@ from forge_lsp.domain.events import (
     TurnStarted,
     TurnSummary,
 )
-from forge_lsp.domain.questions import PermissionAsked
+from forge_lsp.domain.questions import EditReviewAsked, PermissionAsked
 from forge_lsp.lsp import convert
 from forge_lsp.lsp.language_server import ForgeLanguageServer
 from forge_lsp.lsp.protocol import work_done_token
@@ -117,13 +117,32 @@ async def run_turn(
     return summary
 
 
+def review_edit(runtime: WorkspaceRuntime, event: EditReviewAsked) -> None:
+    """An edit to review (edit_review = "confirm"): one workspace/applyEdit the client shows for the user's yes."""
+    from forge_lsp.core.edit_review import answer_review
+    from forge_lsp.lsp.files import EditorFiles
+
+    files = runtime.session.files
+    assert isinstance(files, EditorFiles)
+    answer_review(event, files.review)
+
+
+def undo_event(runtime: WorkspaceRuntime, event: Event) -> None:
+    """forge.undoTurn's events: its files' reviews (edit_review = "confirm")."""
+    if isinstance(event, EditReviewAsked):
+        review_edit(runtime, event)
+
+
 def on_event(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, event: Event, token: str | int | None) -> None:
     """One turn event -> forge/event, logMessage, progress, diagnostics, showMessage; a question to the user ->
-    showMessageRequest (Allow / Deny / Allow for this conversation)."""
+    showMessageRequest (Allow / Deny / Allow for this conversation); an edit to review -> workspace/applyEdit."""
     if isinstance(event, PermissionAsked):
         from forge_lsp.core.session import answer  # here: the server answers initialize before the runtime loads
 
         answer(event, ls.ask_user)
+        return
+    if isinstance(event, EditReviewAsked):
+        review_edit(runtime, event)
         return
     # Tool output and model text may echo a secret (from the environment, or key-shaped): not to the client.
     payload = event.to_dict()  # redacted as it is sent (forge/event, logMessage): ForgeProtocol
