@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from forge_lsp.template_grammar import GRAMMAR_VERSION, TemplateError, _check_tree, _line, _Refused, check, unescape_all
+from forge_lsp.userfiles import private_dir
 
 log = logging.getLogger(__name__)
 
@@ -115,26 +116,25 @@ def cache_dir() -> Path:
     return root / "forge-lsp" / "templates"
 
 
-def _cache_key(source: str, known: frozenset[str]) -> str:
-    import pybars  # type: ignore[import-untyped]
+def _pybars() -> Any:
+    """pybars3, its grammars (parsed as it is imported) from the user's cache (code_cache.py)."""
+    from forge_lsp.code_cache import grammars_parsed_once
 
+    with grammars_parsed_once():
+        import pybars  # type: ignore[import-untyped]
+    return pybars
+
+
+def _cache_key(source: str, known: frozenset[str]) -> str:
+    pybars = _pybars()
     version = getattr(pybars, "__version__", "0")
     material = "\0".join([GRAMMAR_VERSION, version, source, *sorted(known)])
     return hashlib.sha256(material.encode()).hexdigest()
 
 
-def _private_dir(folder: Path) -> bool:
-    """The folder is ours: owned by this user, writable by no one else."""
-    try:
-        st = folder.lstat()
-    except OSError:
-        return False
-    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-
-
 def _read_cache(path: Path, key: str) -> str | None:
     """The cached code for key, or None when absent or not ours (owner, mode, header and digest checked)."""
-    if not _private_dir(path.parent):
+    if not private_dir(path.parent):
         return None
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
@@ -157,7 +157,7 @@ def _read_cache(path: Path, key: str) -> str | None:
 def _write_cache(path: Path, key: str, code: str) -> None:
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if not _private_dir(path.parent):
+        if not private_dir(path.parent):
             log.debug("template cache %s is not private: not written", path.parent)
             return
         tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")

@@ -13,6 +13,15 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 
+def private_dir(folder: Path) -> bool:
+    """The folder is ours: owned by this user, writable by no one else."""
+    try:
+        st = folder.lstat()
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
 def read_table(path: Path, key: str, max_bytes: int, what: str, otherwise: str) -> dict[str, Any] | None:
     """The ``key`` table of the JSON object at path; {} when the file is absent or cannot count
     (another user's file, a link, one over max_bytes, unreadable: logged as "<what> <path> ...;

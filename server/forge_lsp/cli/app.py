@@ -200,7 +200,10 @@ def _subcommand(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     """The language server, on stdio (the default) or TCP."""
     tcp = _tcp_address(*args.tcp) if args.tcp else None
-    from forge_lsp.lsp.server import create_server
+    from forge_lsp.code_cache import attrs_compiled_once
+
+    with attrs_compiled_once():  # lsprotocol's ~570 attrs classes: their generated code compiled once per user
+        from forge_lsp.lsp.server import create_server
 
     server = create_server()
     protocol = cast("ForgeProtocol", server.protocol)
