@@ -142,7 +142,10 @@ def attrs_compiled_once() -> Iterator[None]:
     compiled = _compiler(store)
 
     def cached(script: str, globs: Any, locs: Any = None, filename: str = "") -> None:
-        eval(compiled(script, filename, "exec"), globs, locs)  # noqa: S307 - attrs' own generated source, as attrs does
+        # A hashable class's __hash__ source holds a salt from this process's string hashes (PYTHONHASHSEED):
+        # different at every start, so never found again. It is compiled here, as attrs would.
+        code = compile(script, filename, "exec") if "def __hash__" in script else compiled(script, filename, "exec")
+        eval(code, globs, locs)  # noqa: S307 - attrs' own generated source, as attrs evaluates it
 
     make._compile_and_eval = cached
     try:

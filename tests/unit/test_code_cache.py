@@ -139,3 +139,28 @@ def test_pymetas_and_pybars_grammars_are_parsed_once_per_user(tmp_path: Path) ->
     assert again == {"parsed": [], "rendered": first["rendered"]}
     cache.write_bytes(b"damaged")
     assert grammars(tmp_path / "cache") == first  # parsed again, the same
+
+
+CLASSES = """
+import attrs
+from forge_lsp.code_cache import attrs_compiled_once
+
+with attrs_compiled_once():
+    plain = attrs.make_class("Plain", {"a": attrs.field()})
+    frozen = attrs.make_class("Frozen", {"a": attrs.field(), "b": attrs.field()}, frozen=True)
+assert hash(frozen(1, 2)) == hash(frozen(1, 2)) and frozen(1, 2) == frozen(1, 2) != frozen(1, 3) and plain(1) == plain(1)
+"""
+
+
+def test_a_start_that_finds_everything_writes_nothing(cache: Path) -> None:
+    # A frozen class's __hash__ holds a salt of the process's string hashes (PYTHONHASHSEED): it differs at every
+    # start, and must not make every start rewrite (and grow) the cache.
+    def start(seed: str) -> None:
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        subprocess.run([sys.executable, "-c", CLASSES], env=env, check=True, capture_output=True)
+
+    start("1")
+    written = cache.read_bytes()
+    os.utime(cache, ns=(1, 1))
+    start("2")
+    assert cache.stat().st_mtime_ns == 1 and cache.read_bytes() == written
