@@ -83,6 +83,16 @@ describe("real VS Code: Forge's code actions", { skip, timeout: 400_000 }, () =>
         await sleep(1000);
       }
     }
+    // The menu fills in as the providers answer (TypeScript's refactorings, VS Code's own Fix / Explain): a click
+    // while its rows move lands on another row, or none. Clicked once its rows stayed the same for a moment.
+    const rows = page.locator(".action-widget .monaco-list-row");
+    let seen = "";
+    for (const end = Date.now() + 5_000; Date.now() < end; ) {
+      const now = (await rows.allInnerTexts()).join("\n");
+      if (now === seen) break;
+      seen = now;
+      await sleep(400);
+    }
     await vs.shot(`menu-${title.replace(/\W+/g, "-").toLowerCase()}`);
     // The menu may still be filling in (more providers answering) as it is clicked: a click that landed while its
     // rows moved leaves it open and runs nothing (seen once in a full run). The row, hovered, is the focused one:
