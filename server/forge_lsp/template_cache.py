@@ -116,11 +116,15 @@ def cache_dir() -> Path:
     return root / "forge-lsp" / "templates"
 
 
+_IMPORT_LOCK = threading.Lock()
+"""One thread at a time imports pybars3 under the grammar cache's hooks (two would restore each other's)."""
+
+
 def _pybars() -> Any:
     """pybars3, its grammars (parsed as it is imported) from the user's cache (code_cache.py)."""
     from forge_lsp.code_cache import grammars_parsed_once
 
-    with grammars_parsed_once():
+    with _IMPORT_LOCK, grammars_parsed_once():
         import pybars  # type: ignore[import-untyped]
     return pybars
 
