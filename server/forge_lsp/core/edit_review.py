@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from forge_lsp.core.session import Session
+from forge_lsp.core.session import Session, answer_in_task
 from forge_lsp.domain.events import Event
 from forge_lsp.domain.questions import Answer, EditReviewAsked, Reviewed
 from forge_lsp.tools.base import FileStore, ToolFailure, read_regular
@@ -134,25 +134,17 @@ def answer_review(question: EditReviewAsked, review: Review) -> None:
     (in its turn among the updates it sends) takes the question first, as the event reaches it."""
     if question.answer is None:
         return
-    slot = question.answer
-    give = slot.take()
 
-    async def reviewed() -> None:
+    async def reviewed() -> Reviewed:
         try:
-            given = await review(question)
+            return await review(question)
         except ToolFailure as exc:
-            given = Reviewed("failed", failure=exc)
+            return Reviewed("failed", failure=exc)
         except Exception as exc:
             log.warning("could not ask the user about the edit to %s (%s); not applied", question.rel, exc)
-            given = Reviewed("deny")
-        give(given)
+            return Reviewed("deny")
 
-    task = asyncio.ensure_future(reviewed())
-
-    def withdrawn() -> None:
-        task.cancel()
-
-    slot.on_withdrawn(withdrawn)
+    answer_in_task(question.answer, reviewed)
 
 
 def nobody_reviews(question: EditReviewAsked, why: str) -> None:

@@ -66,18 +66,26 @@ def answer(question: PermissionAsked, ask: Ask) -> None:
     (question.answer.take()), as the event reaches it."""
     if question.answer is None:
         return
-    slot = question.answer
-    give = slot.take()
 
-    async def asked() -> None:
+    async def asked() -> str:
         try:
-            given = await ask(question.tool, question.question, question.call_id)
+            return await ask(question.tool, question.question, question.call_id)
         except Exception as exc:
             log.warning("could not ask the user (%s); denying", exc)
-            given = "deny"
-        give(given)
+            return "deny"
 
-    task = asyncio.ensure_future(asked())
+    answer_in_task(question.answer, asked)
+
+
+def answer_in_task(slot: Answer, produce: Callable[[], Awaitable[Any]]) -> None:
+    """Take a question's slot and give it what produce() returns, in a task of its own (the user may take a
+    while), cancelled if the question is withdrawn (its turn cancelled meanwhile)."""
+    give = slot.take()
+
+    async def answered() -> None:
+        give(await produce())
+
+    task = asyncio.ensure_future(answered())
 
     def withdrawn() -> None:
         task.cancel()
