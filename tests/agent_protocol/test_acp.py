@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
+from support import forkserver
 from support.trust import trust_workspace
 
 pytestmark = pytest.mark.timeout(90)
@@ -89,7 +89,7 @@ def agent_env() -> dict[str, str]:
 
 
 async def start(client: Recorder, fs: bool = False, read: bool = False) -> Any:
-    ctx = spawn_agent_process(lambda _agent: client, sys.executable, "-m", "forge_lsp", "acp", env=agent_env())
+    ctx = spawn_agent_process(lambda _agent: client, *forkserver.command(), "acp", env=agent_env())
     conn, proc = await ctx.__aenter__()
     caps = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=read, write_text_file=fs))
     init = await conn.initialize(protocol_version=1, client_capabilities=caps)
@@ -472,9 +472,7 @@ async def test_each_session_has_its_own_plan_and_load_restores_it(workspace: Pat
 def raw_agent(stdin: Any, stdout: Any) -> Any:
     import subprocess
 
-    return subprocess.Popen(
-        [sys.executable, "-m", "forge_lsp", "acp"], stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, env=agent_env()
-    )
+    return subprocess.Popen([*forkserver.command(), "acp"], stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, env=agent_env())
 
 
 INITIALIZE = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n'
@@ -533,7 +531,7 @@ def test_a_client_that_stops_reading_a_full_pipe_does_not_leave_the_agent_hangin
     requests.write_bytes(b"not json\n" * 5000)  # ~700 kB of replies: far over what the pipe and the writer hold
     with requests.open("rb") as stdin, log.open("wb") as stderr:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "forge_lsp", "acp"], stdin=stdin, stdout=subprocess.PIPE, stderr=stderr, env=agent_env()
+            [*forkserver.command(), "acp"], stdin=stdin, stdout=subprocess.PIPE, stderr=stderr, env=agent_env()
         )
     assert proc.stdout is not None
     try:

@@ -13,6 +13,8 @@ from test_acp import workspace_with
 
 from forge_lsp.acp.agent import ForgeAgent
 
+from support import forkserver
+
 pytestmark = pytest.mark.timeout(60)
 
 GREET = "---\ndescription: Greet someone\n---\nSay hello to {{args}} in French.\n"
@@ -113,7 +115,6 @@ def test_the_session_new_answer_comes_before_the_commands_on_the_wire(workspace:
     """A client learns of the session (the answer) before an update about it: the raw stdout, in order."""
     import json
     import subprocess
-    import sys
 
     from test_acp import agent_env
 
@@ -123,7 +124,7 @@ def test_the_session_new_answer_comes_before_the_commands_on_the_wire(workspace:
         {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": str(workspace), "mcpServers": []}},
     ]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "forge_lsp", "acp"],
+        [*forkserver.command(), "acp"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

@@ -20,6 +20,7 @@ from acp import RequestError, spawn_agent_process, text_block
 from acp.schema import ClientCapabilities, McpServerStdio
 from test_acp import Recorder
 
+from support import forkserver
 from support.openai_server import OpenAIStub
 from support.processes import processes_in
 from support.trust import trust_workspace
@@ -59,7 +60,7 @@ async def start(client: Recorder) -> Any:
         "FORGE_LSP_WARMUP_DELAY": "off",
         "OPENAI_API_KEY": "sk-test-0123",
     }
-    ctx = spawn_agent_process(lambda _agent: client, sys.executable, "-m", "forge_lsp", "acp", env=env)
+    ctx = spawn_agent_process(lambda _agent: client, *forkserver.command(), "acp", env=env)
     conn, proc = await ctx.__aenter__()
     init = await conn.initialize(protocol_version=1, client_capabilities=ClientCapabilities())
     # The agent says it takes http and sse servers (stdio always) and session/close.

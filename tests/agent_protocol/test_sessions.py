@@ -4,7 +4,6 @@ all three live at once, each keep their own "Allow for this conversation" answer
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,8 @@ from acp import text_block
 from lsprotocol import types as t
 from pygls.lsp.client import LanguageClient
 from test_acp import Recorder, agent_env, start, workspace_with
+
+from support import forkserver
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -52,7 +53,7 @@ class Editor:
             )
 
     async def start(self, root: Path) -> None:
-        await self.client.start_io(sys.executable, "-m", "forge_lsp", env=agent_env())
+        await self.client.start_io(*forkserver.command(), env=agent_env())
         await self.client.initialize_async(
             t.InitializeParams(
                 capabilities=t.ClientCapabilities(),

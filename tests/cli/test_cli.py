@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from support import forkserver
 from support.processes import ctrl_c_as_in_a_terminal
 from support.trust import trust_workspace
 
@@ -23,7 +24,7 @@ def forge(
     # os.environ as it is now: the test's own user config and trust store (tests/conftest.py).
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(env or {})}
     return subprocess.run(
-        [sys.executable, "-m", "forge_lsp", *args],
+        [*forkserver.command(), *args],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -362,7 +363,7 @@ def _typed_at_a_terminal(args: list[str], cwd: Path, end: str) -> str:
 
     controller, terminal = pty.openpty()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "forge_lsp", *args],
+        [*forkserver.command(), *args],
         stdin=terminal,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -411,12 +412,12 @@ def test_forge_lsp_acp_in_a_terminal_says_what_it_is_on_stderr_and_keeps_serving
 
 
 def test_forge_lsp_acp_started_by_a_client_says_nothing(tmp_path: Path) -> None:
-    p = subprocess.run([sys.executable, "-m", "forge_lsp", "acp"], input="", capture_output=True, text=True, env=ENV, timeout=30)
+    p = subprocess.run([*forkserver.command(), "acp"], input="", capture_output=True, text=True, env=ENV, timeout=30)
     assert p.returncode == 0 and p.stdout == "" and p.stderr == "", p.stderr
 
 
 def test_a_bare_forge_lsp_started_by_an_editor_says_nothing(tmp_path: Path) -> None:
-    p = subprocess.run([sys.executable, "-m", "forge_lsp"], input="", capture_output=True, text=True, env=ENV, timeout=30)
+    p = subprocess.run([*forkserver.command()], input="", capture_output=True, text=True, env=ENV, timeout=30)
     assert p.returncode == 0 and p.stdout == "" and p.stderr == "", p.stderr
 
 

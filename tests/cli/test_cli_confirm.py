@@ -7,10 +7,10 @@ import json
 import os
 import select
 import subprocess
-import sys
 import time
 from pathlib import Path
 
+from support import forkserver
 from support.trust import trust_workspace
 
 ENV = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
@@ -41,7 +41,7 @@ def run_in_terminal(root: Path, answers: list[bytes]) -> tuple[subprocess.Comple
 
     controller, terminal = pty.openpty()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "forge_lsp", "run", "deploy", "-w", str(root)],
+        [*forkserver.command(), "run", "deploy", "-w", str(root)],
         stdin=terminal,
         stderr=terminal,
         stdout=subprocess.PIPE,
@@ -97,7 +97,7 @@ def test_always_is_asked_once_for_this_conversation(workspace: Path) -> None:
 def test_without_a_terminal_it_is_not_run_and_says_so(workspace: Path) -> None:
     confirm_workspace(workspace, ECHO, {"text": "ok"})
     p = subprocess.run(
-        [sys.executable, "-m", "forge_lsp", "run", "deploy", "-w", str(workspace)],
+        [*forkserver.command(), "run", "deploy", "-w", str(workspace)],
         capture_output=True,
         text=True,
         timeout=90,

@@ -15,6 +15,7 @@ import pytest
 
 from test_cli import forge, write_script
 
+from support import forkserver
 from support.hooks import GUARD, call
 from support.processes import ctrl_c_as_in_a_terminal, left_running_in, processes_in
 
@@ -106,7 +107,7 @@ def test_ctrl_c_kills_a_sleeping_hook(workspace: Path, user_config: Path, record
     user_config.write_text(f'[[hooks]]\nevent = "pre_tool"\ncommand = "sleep 300 & touch {marker}; wait"\n')
     write_script(workspace, call("shell", command="touch ran"), {"text": "never"})
     proc = subprocess.Popen(
-        [sys.executable, "-m", "forge_lsp", "run", "go", "-w", str(workspace)],
+        [*forkserver.command(), "run", "go", "-w", str(workspace)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

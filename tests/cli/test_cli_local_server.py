@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from support import forkserver
 from support.processes import ctrl_c_as_in_a_terminal
 
 REPO = Path(__file__).resolve().parents[2]
@@ -37,7 +38,7 @@ def test_the_loopback_server_is_one_command_and_needs_no_api_key(tmp_path: Path)
         workspace.mkdir()
         (workspace / ".forge.toml").write_text(f'model = "openai/local"\napi_base = "{url[1]}"\n')
         p = subprocess.run(
-            [sys.executable, "-m", "forge_lsp", "run", "hello", "--trust", "-w", str(workspace)],
+            [*forkserver.command(), "run", "hello", "--trust", "-w", str(workspace)],
             capture_output=True,
             text=True,
             timeout=90,

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from test_cli_confirm import run_in_terminal
 
+from support import forkserver
 from support.trust import trust_workspace
 
 
@@ -52,7 +52,7 @@ def test_always_applies_the_rest_of_the_run_without_asking(workspace: Path) -> N
 def test_without_a_terminal_nobody_can_review_and_nothing_changes(workspace: Path) -> None:
     app = review_workspace(workspace, patch("port = 8080", "port = 9090"), {"text": "ok"})
     p = subprocess.run(
-        [sys.executable, "-m", "forge_lsp", "run", "deploy", "-w", str(workspace)],
+        [*forkserver.command(), "run", "deploy", "-w", str(workspace)],
         capture_output=True,
         text=True,
         timeout=90,

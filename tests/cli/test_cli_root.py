@@ -5,18 +5,17 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from support import forkserver
 
 
 def forge(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     # os.environ as it is now: the test's own user config and state folders (tests/conftest.py).
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    return subprocess.run(
-        [sys.executable, "-m", "forge_lsp", *args], capture_output=True, text=True, timeout=90, env=env, cwd=cwd
-    )
+    return subprocess.run([*forkserver.command(), *args], capture_output=True, text=True, timeout=90, env=env, cwd=cwd)
 
 
 def test_run_in_a_subfolder_uses_the_workspace_of_the_forge_toml_above(tmp_path: Path) -> None:

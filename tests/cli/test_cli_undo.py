@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
+
+from support import forkserver
 
 
 def forge(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    return subprocess.run([sys.executable, "-m", "forge_lsp", *args], capture_output=True, text=True, timeout=90, env=env)
+    return subprocess.run([*forkserver.command(), *args], capture_output=True, text=True, timeout=90, env=env)
 
 
 def a_turn(workspace: Path, *calls: dict[str, object]) -> str:

@@ -6,19 +6,20 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
-import sys
 from pathlib import Path
 
 from forge_lsp.core.runtime import WorkspaceRuntime
 from forge_lsp.domain.events import Event, Reminder
 
+from support import forkserver
 from support.trust import trust_workspace
 
 
 def forge(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    return subprocess.run([sys.executable, "-m", "forge_lsp", *args], capture_output=True, text=True, timeout=90, env=env)
+    return subprocess.run([*forkserver.command(), *args], capture_output=True, text=True, timeout=90, env=env)
 
 
 def script(root: Path, *responses: object) -> None:
@@ -78,8 +79,10 @@ def test_the_end_of_a_turn_counts_the_files_it_changed(workspace: Path) -> None:
     script(workspace, {"text": "Nothing to do."})
     p = forge("run", "anything else?", "-w", str(workspace))
     assert "■ turn completed: 1 request, 0 tool calls, 0 failures, 0 files changed;" in p.stdout, p.stdout
-    (last,) = sorted((workspace / ".forge" / "transcripts").glob("*.md"))[-1:]
-    assert "files changed: 0" in last.read_text()
+    # The second turn's transcript, by its id (two turns in one second sort by their random part, not by time).
+    turn = re.search(r"▶ turn (\S+) started", p.stdout)
+    assert turn, p.stdout
+    assert "files changed: 0" in (workspace / ".forge" / "transcripts" / f"{turn[1]}.md").read_text()
 
 
 async def test_forge_run_answers_how_many_files_changed(workspace: Path) -> None:

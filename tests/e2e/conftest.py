@@ -14,7 +14,12 @@ import pytest_lsp
 from lsprotocol import types as t
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-SERVER = [sys.executable, "-m", "forge_lsp"]
+from support import forkserver
+
+SERVER = forkserver.command()
+"""The server, forked from the worker's fork server (support/forkserver.py): its imports are paid once per worker."""
+REAL_SERVER = [sys.executable, "-m", "forge_lsp"]
+"""The server started as an editor starts it, for the tests of what happens while it starts."""
 ENV = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONUNBUFFERED": "1"}
 
 

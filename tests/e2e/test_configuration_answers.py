@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from support import forkserver
 from support.rawlsp import RawClient
 
-SERVER = [sys.executable, "-m", "forge_lsp"]
+SERVER = forkserver.command()
 INIT_OPTIONS = {"maxToolFailurePerTurn": 7}
 
 

@@ -7,7 +7,6 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from lsprotocol import types as t
 from pytest_lsp import LanguageClient
 
 from conftest import ENV, shell, write_script
+from support import forkserver
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -93,7 +93,7 @@ def test_echoed_secrets_are_redacted_on_the_cli(workspace: Path) -> None:
     script(workspace)
     (workspace / ".forge.toml").write_text('model = "scripted/script.json"\n[retry]\nmin_delay_ms = 1\n')
     p = subprocess.run(
-        [sys.executable, "-m", "forge_lsp", "run", f"my aws key is {AWS}", "-w", str(workspace), "--trust"],
+        [*forkserver.command(), "run", f"my aws key is {AWS}", "-w", str(workspace), "--trust"],
         capture_output=True,
         text=True,
         timeout=90,

@@ -11,7 +11,7 @@ import pytest_lsp
 from lsprotocol import types as t
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from conftest import ENV, SERVER, capabilities, write_script
+from conftest import ENV, REAL_SERVER, capabilities, write_script
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -48,14 +48,14 @@ async def status(client: LanguageClient) -> tuple[dict[str, Any], float]:
     return result, time.monotonic() - started
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, server_env=WARM_ENV))
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=REAL_SERVER, server_env=WARM_ENV))
 async def warm_client(lsp_client: LanguageClient, ws: Path):  # type: ignore[no-untyped-def]
     await start(lsp_client, ws)
     yield
     await lsp_client.shutdown_session()
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, server_env=OFF_ENV))
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=REAL_SERVER, server_env=OFF_ENV))
 async def cold_client(lsp_client: LanguageClient, ws: Path):  # type: ignore[no-untyped-def]
     await start(lsp_client, ws)
     yield

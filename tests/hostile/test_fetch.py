@@ -16,7 +16,6 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import threading
 import time
 import tomllib
@@ -33,6 +32,8 @@ from forge_lsp.domain.messages import ToolCall, ToolResult
 from forge_lsp.tools.base import ToolContext
 from forge_lsp.tools.registry import ToolRegistry
 from forge_lsp.tools.workspace import Workspace
+
+from support import forkserver
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -335,7 +336,7 @@ def test_forge_lsp_run_exits_after_a_fetch_times_out(workspace: Path, record_rel
         user.write_text("tool_timeout_secs = 1\n[retry]\nmin_delay_ms = 1\n" + ALLOW)
         script = {"responses": [{"tool_calls": [{"name": "fetch", "arguments": {"url": slow.url}}]}, {"text": "gave up"}]}
         (workspace / "fetch.json").write_text(json.dumps(script))
-        cmd = [sys.executable, "-m", "forge_lsp", "run", "read the page", "-w", str(workspace), "--model", "scripted/fetch.json"]
+        cmd = [*forkserver.command(), "run", "read the page", "-w", str(workspace), "--model", "scripted/fetch.json"]
         env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
         start = time.monotonic()
         try:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import resource
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +16,8 @@ import pytest
 
 from forge_lsp.agents import parse_agent
 from forge_lsp.frontmatter import FrontMatterError, parse
+
+from support import forkserver
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -78,7 +79,7 @@ def test_run_with_an_agent_that_is_an_alias_bomb(workspace: Path, record_reliabi
     (agents / "helper.md").write_text(bomb("max_requests_per_turn"))
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     p = subprocess.run(
-        [sys.executable, "-m", "forge_lsp", "run", "--agent", "helper", "hi", "-w", str(workspace), "--trust"],
+        [*forkserver.command(), "run", "--agent", "helper", "hi", "-w", str(workspace), "--trust"],
         capture_output=True,
         text=True,
         timeout=80,

@@ -19,6 +19,8 @@ import pytest
 from forge_lsp.mcp_config import parse_entry
 from forge_lsp.tools.mcp.manager import McpManager
 
+from support import forkserver
+
 pytestmark = pytest.mark.timeout(60)
 
 Record = Callable[[str, str, str], None]
@@ -74,7 +76,7 @@ def test_the_verbose_log_does_not_show_what_a_name_expanded_to(tmp_path: Path, r
     log = tmp_path / "forge.log"
     env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "ACCOUNT_ID": ACCOUNT, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     done = subprocess.run(
-        [sys.executable, "-m", "forge_lsp", "-vv", "mcp", "list", "-w", str(tmp_path)],
+        [*forkserver.command(), "-vv", "mcp", "list", "-w", str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=50,
@@ -84,7 +86,7 @@ def test_the_verbose_log_does_not_show_what_a_name_expanded_to(tmp_path: Path, r
     assert "MCP server remote failed: cannot connect to http://127.0.0.1:9/[REDACTED]/mcp" in done.stderr, done.stderr[-2000:]
     assert ACCOUNT not in done.stderr and ACCOUNT not in done.stdout
     again = subprocess.run(
-        [sys.executable, "-m", "forge_lsp", "-vv", "--log-file", str(log), "mcp", "list", "-w", str(tmp_path)],
+        [*forkserver.command(), "-vv", "--log-file", str(log), "mcp", "list", "-w", str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=50,

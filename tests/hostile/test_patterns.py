@@ -26,6 +26,8 @@ from forge_lsp.tools.base import ToolContext
 from forge_lsp.tools.registry import ToolRegistry
 from forge_lsp.tools.workspace import Workspace
 
+from support import forkserver
+
 pytestmark = pytest.mark.timeout(90)
 
 Record = Callable[[str, str, str], None]
@@ -42,7 +44,7 @@ def forge_run(workspace: Path, *responses: Any, timeout: float = 60) -> subproce
     (workspace / "script.json").write_text(json.dumps({"responses": list(responses)}))
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     return subprocess.run(
-        [sys.executable, "-m", "forge_lsp", "run", "go", "-w", str(workspace), "--trust"],
+        [*forkserver.command(), "run", "go", "-w", str(workspace), "--trust"],
         capture_output=True,
         text=True,
         timeout=timeout,

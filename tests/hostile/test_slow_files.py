@@ -7,7 +7,6 @@ and fails when the server stops answering or the call outlives a bound far above
 from __future__ import annotations
 
 import json
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -17,12 +16,13 @@ from typing import Any
 
 import pytest
 
+from support import forkserver
 from support.rawlsp import RawClient
 
 pytestmark = pytest.mark.timeout(120)
 
 Record = Callable[[str, str, str], None]
-SERVER = [sys.executable, "-m", "forge_lsp"]
+SERVER = forkserver.command()
 
 
 @contextmanager

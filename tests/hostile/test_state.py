@@ -27,6 +27,8 @@ from forge_lsp.state.dirs import STATE_FILE
 from forge_lsp.state.registry import StateRegistry, registry_path
 from forge_lsp.state.store import StateStore
 
+from support import forkserver
+
 pytestmark = pytest.mark.timeout(60)
 
 Record = Callable[[str, str, str], None]
@@ -299,7 +301,7 @@ def test_cli_run_on_a_garbage_state_file_says_so_without_a_traceback(workspace: 
     (workspace / ".forge" / STATE_FILE).write_bytes(b"garbage " * 500)
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     done = subprocess.run(
-        [sys.executable, "-m", "forge_lsp", "run", "hello", "-w", str(workspace), "-m", "scripted/echo", "--trust"],
+        [*forkserver.command(), "run", "hello", "-w", str(workspace), "-m", "scripted/echo", "--trust"],
         capture_output=True,
         text=True,
         env=env,
@@ -319,7 +321,7 @@ def test_three_concurrent_cli_runs_one_turn_at_a_time_history_well_formed(worksp
         json.dumps({"responses": [{"tool_calls": [{"name": "shell", "arguments": {"command": wait}}]}, {"text": "finished"}]})
     )
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    argv = [sys.executable, "-m", "forge_lsp", "run", "go", "-w", str(workspace), "-m", f"scripted/{script}"]
+    argv = [*forkserver.command(), "run", "go", "-w", str(workspace), "-m", f"scripted/{script}"]
     procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for _ in range(3)]
     try:
         # Two of them must be refused while the first waits for `go`; then the first may finish.
@@ -462,7 +464,7 @@ def test_a_malformed_frame_is_skipped_and_the_next_request_answered(
 ) -> None:
     from support.rawlsp import RawClient
 
-    client = RawClient([sys.executable, "-m", "forge_lsp"], settings={})
+    client = RawClient([*forkserver.command()], settings={})
     try:
         client.initialize(workspace)
         client.notify("initialized", {})

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp_support import flaky, searched_path, time_server
 
+from support import forkserver
 from support.trust import trust_workspace
 
 pytestmark = pytest.mark.timeout(60)
@@ -19,9 +19,7 @@ pytestmark = pytest.mark.timeout(60)
 
 def forge(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    return subprocess.run(
-        [sys.executable, "-m", "forge_lsp", *args], capture_output=True, text=True, timeout=50, env=env, cwd=cwd
-    )
+    return subprocess.run([*forkserver.command(), *args], capture_output=True, text=True, timeout=50, env=env, cwd=cwd)
 
 
 def user_servers(servers: dict[str, Any]) -> Path:

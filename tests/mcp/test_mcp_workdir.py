@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from support import forkserver
 from support.trust import trust_workspace
 
 pytestmark = pytest.mark.timeout(90)
@@ -27,9 +28,7 @@ TIME = {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-ti
 
 def forge(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    return subprocess.run(
-        [sys.executable, "-m", "forge_lsp", *args], capture_output=True, text=True, timeout=80, env=env, cwd=cwd
-    )
+    return subprocess.run([*forkserver.command(), *args], capture_output=True, text=True, timeout=80, env=env, cwd=cwd)
 
 
 def user_servers(servers: dict[str, Any]) -> None:

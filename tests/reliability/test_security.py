@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 from forge_lsp.config import ConfigLoader
 
+from support import forkserver
 from support.rawlsp import RawClient
 
 SECRET = "sk-live-DO-NOT-LEAK-4242424242"
@@ -26,9 +26,7 @@ def test_environment_secrets_never_reach_transcripts_or_logs(workspace: Path, re
     }
     (workspace / "script.json").write_text(json.dumps(script))
     (workspace / ".forge.toml").write_text('model = "scripted/script.json"\n')
-    client = RawClient(
-        [sys.executable, "-m", "forge_lsp"], settings={}, env={"OPENAI_API_KEY": SECRET, "GITHUB_TOKEN": SECRET[::-1]}
-    )
+    client = RawClient([*forkserver.command()], settings={}, env={"OPENAI_API_KEY": SECRET, "GITHUB_TOKEN": SECRET[::-1]})
     client.initialize(workspace)
     client.notify("initialized", {})
     result = client.request("workspace/executeCommand", {"command": "forge.run", "arguments": [{"prompt": "leak it"}]})

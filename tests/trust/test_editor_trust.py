@@ -9,7 +9,6 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -17,13 +16,14 @@ from typing import Any
 
 import pytest
 
+from support import forkserver
 from support.rawlsp import RawClient
 from support.trust import trust_workspace
 
 pytestmark = pytest.mark.timeout(120)
 
 Record = Callable[[str, str, str], None]
-SERVER = [sys.executable, "-m", "forge_lsp"]
+SERVER = forkserver.command()
 HARMLESS = '{"responses": [{"text": "hello"}]}'
 
 

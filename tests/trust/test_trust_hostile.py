@@ -19,6 +19,7 @@ import pytest
 
 from forge_lsp.core.runtime import WorkspaceRuntime
 
+from support import forkserver
 from support.openai_server import OpenAIStub
 from support.trust import trust_workspace
 
@@ -36,7 +37,7 @@ def user_config(text: str) -> None:
 
 def run(workspace: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "OPENAI_API_KEY": KEY, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    cmd = [sys.executable, "-m", "forge_lsp", "run", "say hi", "-w", str(workspace), *extra]
+    cmd = [*forkserver.command(), "run", "say hi", "-w", str(workspace), *extra]
     return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=50)
 
 
@@ -202,7 +203,7 @@ def test_a_workspace_file_linked_out_of_the_workspace_is_never_trusted(
     outside.write_text('api_base = "http://127.0.0.1:9/v1"\n')
     (workspace / ".forge.toml").symlink_to(outside)
     p = subprocess.run(
-        [sys.executable, "-m", "forge_lsp", "trust", str(workspace)],
+        [*forkserver.command(), "trust", str(workspace)],
         capture_output=True,
         text=True,
         env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
@@ -283,7 +284,7 @@ def test_the_editors_trust_checks_the_workspace_as_forge_lsp_trust_does(workspac
         assert not rt.trusted and rt.config.api_base is None
     finally:
         rt.close()
-    client = RawClient([sys.executable, "-m", "forge_lsp"], settings={})
+    client = RawClient([*forkserver.command()], settings={})
     try:
         client.initialize(workspace, trusted=True)
         client.notify("initialized", {})
