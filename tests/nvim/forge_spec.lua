@@ -78,7 +78,7 @@ local ok, err = pcall(function()
 
   -- .forge.toml starts it on open.
   vim.cmd("edit " .. ws .. "/main.py")
-  wait(5000, "no server for .forge.toml", function()
+  wait(15000, "no server for .forge.toml", function()
     return forge_clients() == 1
   end)
   local client = forge.get_client()

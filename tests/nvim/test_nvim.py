@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from support import forkserver
 from support.neovim import neovims
 from support.processes import left_running_in
 
@@ -101,7 +102,7 @@ def _workspaces(
     trust(ws, tmp_path / "state")
     return {
         **os.environ,
-        "FORGE_PYTHON": sys.executable,
+        "FORGE_PYTHON": forkserver.python_for_editors(),
         "FORGE_WORKSPACE": str(ws),
         "FORGE_GITONLY": str(gitonly),
         "FORGE_PLUGIN": str(ROOT / "editors" / "nvim"),

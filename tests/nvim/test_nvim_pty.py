@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -22,6 +21,8 @@ from pathlib import Path
 import pytest
 
 from test_nvim import ROOT, installed, neovims, trust, user_config
+
+from support import forkserver
 
 TMUX = shutil.which("tmux")
 ERRORS = ("E5108", "Error executing", "replacement string", "stack traceback", "Press ENTER", "E492", "Forge: forge.run:")
@@ -62,7 +63,7 @@ class Screen:
         init = home / "init.lua"
         init.write_text(init_lua)
         env = {
-            "FORGE_PYTHON": sys.executable,
+            "FORGE_PYTHON": forkserver.python_for_editors(),
             "FORGE_PLUGIN": str(ROOT / "editors" / "nvim"),
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
             "PYTHONPATH": os.environ.get("PYTHONPATH", ""),

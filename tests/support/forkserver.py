@@ -20,6 +20,7 @@ import gc
 import io
 import json
 import os
+import shlex
 import signal
 import socket
 import struct
@@ -39,6 +40,36 @@ def command(*args: str) -> list[str]:
     if os.environ.get("FORGE_TEST_FORK", "1") == "0":
         return [sys.executable, "-m", "forge_lsp", *args]
     return [sys.executable, "-I", "-S", SHIM, _socket(), sys.executable, *args]
+
+
+def python_for_editors() -> str:
+    """A `python` for an editor's settings (the Neovim tests' FORGE_PYTHON): `-m forge_lsp ARGS` is `command(ARGS)`,
+    anything else this Python. Beside it, links to the rest of this Python's bin folder (ruff, forge-lsp, ...), which
+    the tests find next to their python as a user's editor finds them in the venv."""
+    if os.environ.get("FORGE_TEST_FORK", "1") == "0":
+        return sys.executable
+    sock = _socket()
+    folder = os.path.join(os.path.dirname(sock), "bin")
+    wrapper = os.path.join(folder, "python")
+    if not os.path.exists(wrapper):
+        os.makedirs(folder, exist_ok=True)
+        real_bin = os.path.dirname(sys.executable)
+        for name in os.listdir(real_bin):
+            if name != "python":
+                with contextlib.suppress(FileExistsError):
+                    os.symlink(os.path.join(real_bin, name), os.path.join(folder, name))
+        py, shim = shlex.quote(sys.executable), shlex.quote(SHIM)
+        Path(wrapper + ".new").write_text(
+            "#!/bin/sh\n"
+            'if [ "$1" = "-m" ] && [ "$2" = "forge_lsp" ]; then\n'
+            "  shift 2\n"
+            f'  exec {py} -I -S {shim} {shlex.quote(sock)} {py} "$@"\n'
+            "fi\n"
+            f'exec {py} "$@"\n'
+        )
+        os.chmod(wrapper + ".new", 0o755)
+        os.rename(wrapper + ".new", wrapper)
+    return wrapper
 
 
 def _socket() -> str:
