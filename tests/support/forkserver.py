@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 SHIM = str(Path(__file__).with_name("forkshim.py"))
@@ -125,7 +126,7 @@ def _preload() -> None:
             importlib.import_module(name)
 
 
-def _serve(path: str) -> None:
+def _serve(path: str, read_exactly: Callable[[socket.socket, int], bytes]) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG: ends with the pytest worker that started it
     _preload()
@@ -165,13 +166,7 @@ def _serve(path: str) -> None:
             if len(head) < 4 or len(fds) != 3:
                 raise ConnectionError("a malformed request")
             (size,) = struct.unpack("!I", head)
-            body = b""
-            while len(body) < size:
-                chunk = conn.recv(size - len(body))
-                if not chunk:
-                    raise ConnectionError("the shim went away")
-                body += chunk
-            request = json.loads(body)
+            request = json.loads(read_exactly(conn, size))
         except (OSError, ValueError):
             conn.close()
             for fd in fds:
@@ -242,5 +237,7 @@ def _fresh_stdio(unbuffered: bool) -> None:
 
 
 if __name__ == "__main__":
+    from forkshim import read_exactly  # beside this file, imported before its folder leaves sys.path
+
     del sys.path[0]  # this folder: the servers import as `python -m forge_lsp` would, not from tests/support
-    _serve(sys.argv[1])
+    _serve(sys.argv[1], read_exactly)

@@ -29,7 +29,7 @@ def main() -> None:
         conn.connect(sock_path)
         body = json.dumps(request).encode()
         socket.send_fds(conn, [struct.pack("!I", len(body)) + body], [0, 1, 2])
-        pid = struct.unpack("!i", _read(conn, 4))[0]
+        pid = struct.unpack("!i", read_exactly(conn, 4))[0]
     except OSError:
         conn.close()
         os.execv(python, [python, "-m", "forge_lsp", *args])
@@ -47,7 +47,7 @@ def main() -> None:
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
         signal.signal(sig, forward)
     try:
-        status = struct.unpack("!i", _read(conn, 4))[0]
+        status = struct.unpack("!i", read_exactly(conn, 4))[0]
     except OSError:
         status = -signal.SIGKILL
     if status < 0:  # ended by a signal: end by the same one
@@ -57,12 +57,13 @@ def main() -> None:
     os._exit(status)
 
 
-def _read(conn: socket.socket, n: int) -> bytes:
+def read_exactly(conn: socket.socket, n: int) -> bytes:
+    """n bytes from conn (the fork server's side reads the shim's request with it too)."""
     data = b""
     while len(data) < n:
         chunk = conn.recv(n - len(data))
         if not chunk:
-            raise ConnectionError("the fork server went away")
+            raise ConnectionError("the other end went away")
         data += chunk
     return data
 
