@@ -65,6 +65,31 @@ def test_accept_refuses_the_prompt_then_the_agent_then_a_running_turn_then_the_c
         runtime.close()
 
 
+def test_a_prompt_finds_the_config_and_commands_saved_a_moment_before_it(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No frontend's file check (every POLL_SECS) has seen the files yet: accept reads them first."""
+    user = tmp_path / "user" / "config.toml"
+    user.parent.mkdir()
+    user.write_text("[retry]\nmin_delay_ms = 10\n")
+    monkeypatch.setenv("FORGE_LSP_CONFIG", str(user))
+    runtime = WorkspaceRuntime(workspace, trusted=False)
+    try:
+        assert runtime.config.model is None
+        with pytest.raises(UnknownCommand):
+            runtime.accept(PromptRequest("/ship it"))
+        user.write_text('model = "scripted/echo"\n[[hooks]]\nevent = "post_tool"\ncommand = "true"\n')
+        (user.parent / "commands").mkdir()
+        (user.parent / "commands" / "ship.md").write_text("---\ndescription: Ship\n---\nShip {{args}}.\n")
+        assert runtime.accept(PromptRequest("/ship it")).prompt == "Ship it."
+        assert runtime.config.model == "scripted/echo" and [h.event for h in runtime.config.hooks] == ["post_tool"]
+        before = runtime.effective
+        runtime.accept(PromptRequest("again"))
+        assert runtime.effective is before  # nothing changed since: nothing is read again
+    finally:
+        runtime.close()
+
+
 def test_arguments_go_with_a_command_only() -> None:
     assert with_args("/review", ["src/a.py", "--strict"]) == "/review src/a.py --strict"
     with pytest.raises(ArgsWithoutCommand):

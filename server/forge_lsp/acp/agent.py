@@ -301,7 +301,9 @@ class ForgeAgent:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(ended.wait(), UNWIND_WAIT_S)
         self.unwinding.pop(runtime.root, None)
-        if runtime.refresh_trust() and not runtime.trusted:  # a trust-relevant file changed since the file check
+        was_trusted = runtime.trusted
+        runtime.refresh_trust()  # a trust-relevant file changed since the file check
+        if was_trusted and not runtime.trusted:
             self.trust_lost(runtime)
         words, attached = split_prompt(prompt)
         try:

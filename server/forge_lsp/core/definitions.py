@@ -14,15 +14,16 @@ from forge_lsp.agents import LoadedAgents, load_agents, user_agents_dir
 from forge_lsp.config import UNTRUSTED, ConfigLoader, ConfigProblem, EffectiveConfig
 from forge_lsp.core.commands import Commands, Expansion, UnknownCommand
 from forge_lsp.core.errors import UnknownAgent
+from forge_lsp.core.file_poll import Snapshot, changes, snapshot
 from forge_lsp.core.trust_state import TrustState
 from forge_lsp.domain.agents import Agent
-from forge_lsp.domain.config import ForgeConfig
+from forge_lsp.domain.config import WORKSPACE_FILE, ForgeConfig
 from forge_lsp.domain.template_names import TURN_TEMPLATES
 from forge_lsp.frontmatter import definitions
 from forge_lsp.mcp_config import SERVER_NAME, McpSources, ServerSpec, acp_servers, load_servers, user_mcp_path
 from forge_lsp.templates import TemplateEngine
 from forge_lsp.tools.mcp.manager import McpManager
-from forge_lsp.trust import COMMANDS_DIR, TEMPLATES_DIR
+from forge_lsp.trust import COMMANDS_DIR, MCP_FILE, TEMPLATES_DIR, TRUSTED_DIRS
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +40,8 @@ class Definitions:
         self.root = root
         self.loader = loader
         self.trust = trust
+        self.read: Snapshot = self.config_files()
+        """The config files as they were when the config in force was read (config_files())."""
         self.effective: EffectiveConfig = self.loader.load(trusted=trust.is_trusted())
         self.templates = TemplateEngine(self.root, overrides=self.trusted)
         self.agents = LoadedAgents()
@@ -69,14 +72,26 @@ class Definitions:
         user = self.loader.user_path
         return [user, user_mcp_path(user)], [user_agents_dir(user), user.parent / "commands"]
 
+    def config_files(self) -> Snapshot:
+        """The files the config in force is read from, each with its signature (core/file_poll.py): the user's
+        (user_files()) and the workspace's .forge.toml, .mcp.json and .forge/ definitions."""
+        files, folders = self.user_files()
+        files += [self.root / WORKSPACE_FILE, self.root / MCP_FILE]
+        return snapshot(files, folders + [self.root / folder for folder in TRUSTED_DIRS])
+
     def refresh_trust(self) -> bool:
         """Before what trust allows (a turn, starting MCP servers): when the trust in force is no longer what the
-        store and the files say (a trust-relevant file changed since the last check), the config is read again
-        (True); the frontends' own check reports it within its round."""
-        if not self.trust_changed():
+        store and the files say (a trust-relevant file changed since the last check), or a config file changed
+        since the config in force was read (saved a moment ago: the frontends' own check comes within its
+        round), the config is read again (True); the frontends' check reports it."""
+        before, now = self.read, self.config_files()
+        if now == before and not self.trust_changed():
             return False
-        log.info("%s: its trust-relevant files or the trust store changed; config read again", self.root)
+        log.info("%s: its config files, trust-relevant files or the trust store changed; config read again", self.root)
         self.reload_config()
+        templates = self.root / TEMPLATES_DIR
+        if any(path.parent == templates for path, _ in changes(before, now)):
+            self.reload_templates()
         return True
 
     def trust_changed(self) -> bool:
@@ -126,6 +141,7 @@ class Definitions:
         if editor:
             self.loader.set_editor(editor_settings)
         was_trusted = self.trusted
+        self.read = self.config_files()
         self.effective = self.loader.load(trusted=self.trust.is_trusted())
         if self.trusted != was_trusted:
             self.reload_templates()

@@ -3,7 +3,7 @@
 A prompt goes through the same steps whoever sends it (the language server's forge.run, an ACP
 session/prompt, `forge-lsp run`): the prompt is checked, a "/name args" is expanded to its command's prompt,
 the agent and the model are picked (the request's, else the command's, else the conversation's and the
-config's), the workspace must have no turn running, and the turn runs under the workspace's lock
+config's, the config files as they are on disk now), the workspace must have no turn running, and the turn runs under the workspace's lock
 (core/turn.py). The frontends only translate: the request from their protocol, the errors and events to it.
 
 accept() takes the steps that can refuse at once (before a frontend spends anything on the turn: progress,
@@ -99,8 +99,10 @@ def _then(text: str, attached: str) -> str:
 
 def accept(runtime: WorkspaceRuntime, request: PromptRequest) -> Accepted:
     """The steps that refuse a prompt at once, in order: the prompt (BadPrompt, EmptyPrompt), the agent asked for
-    (UnknownAgent), a turn running in the workspace (TurnRunning), the /command (UnknownCommand, BadPrompt)."""
+    (UnknownAgent), a turn running in the workspace (TurnRunning), the /command (UnknownCommand, BadPrompt). The
+    definitions are those on disk: a config, agent or command file saved a moment ago is read first."""
     check_prompt(request.text)
+    runtime.refresh_trust()
     if request.agent is not None:
         runtime.agent(request.agent)
     if runtime.running:
