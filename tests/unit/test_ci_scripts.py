@@ -33,16 +33,22 @@ def test_ci_runs_exactly_the_readmes_test_command() -> None:
     assert [c for c in commands if c][-1] == test
 
 
-def _run_ci_test(tmp_path: Path, ci: str | None, *args: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
-    """.ci/test in a copy of the repo's scripts, with a python3 lacking pytest and no npm, nvim or tmux on PATH."""
+def _run_ci_test(
+    tmp_path: Path, ci: str | None, *args: str, llama_built: bool = False
+) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """.ci/test in a copy of the repo's scripts, with a python3 lacking pytest and no npm, nvim or tmux on PATH
+    (llama_built: a tests/llama_server/install.sh whose --check says llama-server is built)."""
     repo = tmp_path / "repo"
     (repo / ".ci").mkdir(parents=True)
     shutil.copy(ROOT / ".ci" / "test", repo / ".ci" / "test")
+    if llama_built:
+        (repo / "tests" / "llama_server").mkdir(parents=True)
+        (repo / "tests" / "llama_server" / "install.sh").write_text('[ "$1" = --check ] && exit 0\nexit 1\n')
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "python3").write_text(STUB)
     (bin_dir / "python3").chmod(0o755)
-    for tool in ("dirname",):
+    for tool in ("bash", "dirname", "mktemp", "cat", "rm"):
         found = shutil.which(tool)
         assert found
         (bin_dir / tool).symlink_to(found)
@@ -61,9 +67,17 @@ def test_fresh_venv_gets_the_dev_extra_and_names_what_is_missing(tmp_path: Path)
     assert p.returncode == 0, p.stderr
     assert "-m pip install -q -e .[dev]" in calls
     # Every test in parallel, then the llama-server tier alone (its build has the whole run to finish).
-    assert calls[-2:] == ["-m pytest -q -n 4 tests --ignore=tests/llama_server", "-m pytest -q -p no:xdist tests/llama_server"]
+    assert calls[-2:] == ["-m pytest -q -n 4 --dist worksteal tests --ignore=tests/llama_server", "-m pytest -q -p no:xdist tests/llama_server"]
     assert "MISSING node 20+ and npm" in p.stderr
     assert "tmux" in p.stderr
+
+
+def test_a_built_llama_server_tier_runs_before_the_python_suite_beside_real_vscode(tmp_path: Path) -> None:
+    p, calls = _run_ci_test(tmp_path, None, llama_built=True)
+    assert p.returncode == 0, p.stderr
+    pytests = [c for c in calls if c.startswith("-m pytest")]
+    assert pytests == ["-m pytest -q -p no:xdist tests/llama_server", "-m pytest -q -n 4 --dist worksteal tests --ignore=tests/llama_server"]
+    assert "beside real VS Code" in p.stderr and "the llama-server tier done at" in p.stderr
 
 
 def test_under_ci_nothing_may_be_missing(tmp_path: Path) -> None:
