@@ -67,7 +67,10 @@ def test_fresh_venv_gets_the_dev_extra_and_names_what_is_missing(tmp_path: Path)
     assert p.returncode == 0, p.stderr
     assert "-m pip install -q -e .[dev]" in calls
     # Every test in parallel, then the llama-server tier alone (its build has the whole run to finish).
-    assert calls[-2:] == ["-m pytest -q -n 4 --dist worksteal tests --ignore=tests/llama_server", "-m pytest -q -p no:xdist tests/llama_server"]
+    assert calls[-2:] == [
+        "-m pytest -q -n 4 --dist worksteal tests --ignore=tests/llama_server",
+        "-m pytest -q -p no:xdist tests/llama_server",
+    ]
     assert "MISSING node 20+ and npm" in p.stderr
     assert "tmux" in p.stderr
 
@@ -76,7 +79,10 @@ def test_a_built_llama_server_tier_runs_before_the_python_suite_beside_real_vsco
     p, calls = _run_ci_test(tmp_path, None, llama_built=True)
     assert p.returncode == 0, p.stderr
     pytests = [c for c in calls if c.startswith("-m pytest")]
-    assert pytests == ["-m pytest -q -p no:xdist tests/llama_server", "-m pytest -q -n 4 --dist worksteal tests --ignore=tests/llama_server"]
+    assert pytests == [
+        "-m pytest -q -p no:xdist tests/llama_server",
+        "-m pytest -q -n 4 --dist worksteal tests --ignore=tests/llama_server",
+    ]
     assert "beside real VS Code" in p.stderr and "the llama-server tier done at" in p.stderr
 
 
