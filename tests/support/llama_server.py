@@ -86,6 +86,10 @@ def start(build: Build, log: Path, *, ctx: int, tools_template: bool) -> LlamaSe
         "1",
         "--threads",
         "2",
+        # Its threads sleep while they wait for work instead of spinning (the default, --poll 50): beside other
+        # work (.ci/test runs this tier beside real VS Code) a spinning thread burns the core the other needs.
+        "--poll",
+        "0",
         "--jinja",
     ]
     if tools_template:

@@ -33,11 +33,23 @@ def test_ci_runs_exactly_the_readmes_test_command() -> None:
     assert [c for c in commands if c][-1] == test
 
 
+NODE_STUB = """#!/bin/sh
+# npm or node: records what .ci/test asks of it; `node scripts/guarded-test.mjs test-real/` (real VS Code) fails
+# where $REAL_FAILS is set.
+echo "$(basename "$0") $*" >> "$LOG"
+case "$*" in
+  *test-real/*) [ -n "$REAL_FAILS" ] && exit 1 ;;
+esac
+exit 0
+"""
+
+
 def _run_ci_test(
-    tmp_path: Path, ci: str | None, *args: str, llama_built: bool = False
+    tmp_path: Path, ci: str | None, *args: str, llama_built: bool = False, node: bool = False, real_fails: bool = False
 ) -> tuple[subprocess.CompletedProcess[str], list[str]]:
     """.ci/test in a copy of the repo's scripts, with a python3 lacking pytest and no npm, nvim or tmux on PATH
-    (llama_built: a tests/llama_server/install.sh whose --check says llama-server is built)."""
+    (llama_built: a tests/llama_server/install.sh whose --check says llama-server is built; node: npm and node that
+    pass every test, but real VS Code's where real_fails)."""
     repo = tmp_path / "repo"
     (repo / ".ci").mkdir(parents=True)
     shutil.copy(ROOT / ".ci" / "test", repo / ".ci" / "test")
@@ -48,14 +60,26 @@ def _run_ci_test(
     bin_dir.mkdir()
     (bin_dir / "python3").write_text(STUB)
     (bin_dir / "python3").chmod(0o755)
+    if node:
+        for folder in ("editors/vscode", "tests/agent_protocol/node", "tests/agent_protocol/acpx", "tests/mcp/node"):
+            (repo / folder / "node_modules").mkdir(parents=True)
+        (repo / "editors" / "vscode" / "test-real").mkdir()
+        (repo / "editors" / "vscode" / "test-real" / "install.sh").write_text("exit 0\n")
+        for tool in ("npm", "node"):
+            (bin_dir / tool).write_text(NODE_STUB)
+            (bin_dir / tool).chmod(0o755)
+        for tool in ("basename",):
+            (bin_dir / tool).symlink_to(shutil.which(tool) or "")
     for tool in ("bash", "dirname", "mktemp", "cat", "rm"):
         found = shutil.which(tool)
         assert found
         (bin_dir / tool).symlink_to(found)
     log = tmp_path / "log"
-    env = {"PATH": str(bin_dir), "LOG": str(log), "HOME": str(tmp_path)}
+    env = {"PATH": str(bin_dir), "LOG": str(log), "HOME": str(tmp_path), "REAL_FAILS": "1" if real_fails else ""}
     if ci is not None:
         env["CI"] = ci
+    if node:
+        env["FORGE_VSCODE_REAL"] = "1"
     bash = shutil.which("bash")
     assert bash
     p = subprocess.run([bash, str(repo / ".ci" / "test"), *args], capture_output=True, text=True, timeout=30, env=env)
@@ -84,6 +108,19 @@ def test_a_built_llama_server_tier_runs_before_the_python_suite_beside_real_vsco
         "-m pytest -q -n 4 --dist worksteal tests --ignore=tests/llama_server",
     ]
     assert "beside real VS Code" in p.stderr and "the llama-server tier done at" in p.stderr
+
+
+def test_a_failing_real_vscode_test_fails_the_run_after_what_ran_beside_it(tmp_path: Path) -> None:
+    p, calls = _run_ci_test(tmp_path, None, llama_built=True, node=True, real_fails=True)
+    assert p.returncode == 1, p.stderr
+    real = calls.index("node scripts/guarded-test.mjs test-real/")
+    assert calls.index("npm test") < real  # the extension's own tests first
+    assert "-m pytest -q -p no:xdist tests/llama_server" in calls  # beside it: waited for, then shown
+    assert "beside real VS Code" in p.stderr and "the llama-server tier done at" in p.stderr
+    assert not any(c.startswith("-m pytest -q -n") for c in calls)  # the Python suite never starts
+    p, calls = _run_ci_test(tmp_path / "passing", None, llama_built=True, node=True)
+    assert p.returncode == 0, p.stderr
+    assert calls[-1] == "-m pytest -q -n 4 --dist worksteal tests --ignore=tests/llama_server"
 
 
 def test_under_ci_nothing_may_be_missing(tmp_path: Path) -> None:
