@@ -4,15 +4,20 @@
 //
 // "Caught up": a change of the document's diagnostics (languages.onDidChangeDiagnostics) came after it reached the
 // version in which the server saw the edit, and none more for a moment (TypeScript reports syntax and semantic
-// diagnostics apart); or a quiet period passed with none coming: for a language whose providers were seen to say
+// diagnostics apart: the moment is SETTLE_MS, or twice the longest gap seen between one version's passes of that
+// language, which a loaded machine widens); or a quiet period passed with none coming: for a language whose providers were seen to say
 // nothing after an edit (TypeScript reports only a change), twice the slowest of its last report times, once a
 // few are known; a language nothing reported on in this session gets a short one. waitMs bounds it all. A file that
 // is not open is opened without being shown (workspace.openTextDocument), so its language servers see it, and
 // their first report is waited for. Pure (no `vscode` import): unit-tested in node.
 
 export const DIAGNOSTICS = "forge/diagnostics";
-/** None more for this long after a change: the providers' reports are in (TypeScript: syntax, then semantic). */
+/** None more for this long after a change: the providers' reports are in (TypeScript: syntax, then semantic). A
+ * language whose passes were seen further apart (a loaded machine) gets twice its longest gap, up to MAX_SETTLE_MS. */
 export const SETTLE_MS = 200;
+export const MAX_SETTLE_MS = 1500;
+/** Two changes of one version further apart than this are two reports (another file's edit), not one's passes. */
+export const BURST_MS = 1000;
 /** The least quiet period of a language whose providers are known to report. */
 export const QUIET_FLOOR_MS = 300;
 /** How many of a language's report times are kept; a quiet period shorter than waitMs needs LEARNT_AFTER of them. */
@@ -70,6 +75,7 @@ export class DiagnosticsWatch {
   private changes = new Map<string, Change[]>();
   private held = new Map<string, { mine: string; others: string }>();
   private latency = new Map<string, number[]>();
+  private gaps = new Map<string, number[]>();
   private seen = new Set<string>();
   private silent = new Set<string>();
   private listeners = new Map<string, (() => void)[]>();
@@ -86,6 +92,10 @@ export class DiagnosticsWatch {
       this.seen.add(languageId);
     }
     const list = this.changes.get(key) ?? [];
+    const previous = list[list.length - 1];
+    if (languageId && previous?.version === version && at - previous.at < BURST_MS) {
+      this.gaps.set(languageId, [...(this.gaps.get(languageId) ?? []), at - previous.at].slice(-2 * SAMPLES));
+    }
     list.push({ at, version });
     this.changes.set(key, list.slice(-20));
     for (const wake of this.listeners.get(key)?.splice(0) ?? []) {
@@ -122,13 +132,20 @@ export class DiagnosticsWatch {
     const found = this.since(doc, version, asked);
     if (found.length > 0) {
       const quietSince = found[found.length - 1].at;
-      return { done: t - quietSince >= SETTLE_MS, next: quietSince + SETTLE_MS };
+      const settle = this.settleMs(doc.languageId);
+      return { done: t - quietSince >= settle, next: quietSince + settle };
     }
     const times = this.latency.get(doc.languageId) ?? [];
     const learnt = this.silent.has(doc.languageId) && times.length >= LEARNT_AFTER;
     const quiet = learnt ? Math.max(QUIET_FLOOR_MS, 2 * Math.max(...times)) : this.seen.has(doc.languageId) ? waitMs : UNKNOWN_QUIET_MS;
     // A quiet period as long as the wait is the wait running out: not caught up.
     return { done: quiet < waitMs && t - asked >= quiet, next: asked + Math.min(quiet, waitMs) };
+  }
+
+  /** How long none more must come after a change of a document of this language (see SETTLE_MS). */
+  settleMs(languageId: string): number {
+    const gaps = this.gaps.get(languageId) ?? [];
+    return Math.min(MAX_SETTLE_MS, Math.max(SETTLE_MS, 2 * Math.max(0, ...gaps)));
   }
 
   /** An answer came: how long the language's providers took to report (its last SAMPLES times are kept), or that

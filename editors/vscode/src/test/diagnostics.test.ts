@@ -8,6 +8,7 @@ import {
   OpenedDocument,
   problemsPhrase,
   LEARNT_AFTER,
+  MAX_SETTLE_MS,
   QUIET_FLOOR_MS,
   SETTLE_MS,
   UNKNOWN_QUIET_MS,
@@ -71,6 +72,32 @@ test("syntax then semantic diagnostics: the second report within the settle time
   report("file:///a.ts", [F821], 50 + SETTLE_MS / 2);
   const [answer] = await answerDiagnostics({ documents: [{ uri: "file:///a.ts", version: 2 }], waitMs: 2000 }, editor, watch);
   assert.deepEqual(answer.diagnostics, [F821]);
+});
+
+test("a loaded machine: passes seen further apart than the settle time are waited for at the next edit", async () => {
+  const docs = { "file:///a.ts": { version: 1, open: true } };
+  const { watch, editor, report } = vscode(docs);
+  const slow = 2 * SETTLE_MS; // the semantic pass this long after the syntax pass
+  // Version 1: the answer (a settle time after the syntax pass) misses the semantic pass; the gap is learnt.
+  report("file:///a.ts", [], 30);
+  report("file:///a.ts", [F821], 30 + slow);
+  const [missed] = await answerDiagnostics({ documents: [{ uri: "file:///a.ts", version: 1 }], waitMs: 2000 }, editor, watch);
+  assert.deepEqual(missed.diagnostics, []);
+  await new Promise((r) => setTimeout(r, slow));
+  const learnt = watch.settleMs("typescript"); // twice the gap, as the timers kept it
+  assert.ok(learnt > 2 * slow - 40 && learnt < 2 * slow + 100, `settle ${learnt} ms`);
+  assert.equal(watch.settleMs("python"), SETTLE_MS); // another language's stays as it was
+  // The agent's edit (version 2): its semantic pass comes as late, and is in the answer.
+  docs["file:///a.ts"].version = 2;
+  const late = { ...F821, message: "Cannot find name 'missingName'." };
+  report("file:///a.ts", [F821], 30);
+  report("file:///a.ts", [late], 30 + slow);
+  const started = Date.now();
+  const [answer] = await answerDiagnostics({ documents: [{ uri: "file:///a.ts", version: 2 }], waitMs: 2000 }, editor, watch);
+  const took = Date.now() - started;
+  assert.deepEqual(answer, { uri: "file:///a.ts", diagnostics: [late], caughtUp: true });
+  assert.ok(took >= 30 + slow + learnt - 20 && took < 30 + slow + learnt + 300, `took ${took} ms`);
+  assert.ok(watch.settleMs("typescript") <= MAX_SETTLE_MS);
 });
 
 test("waitMs 0 answers what VS Code has now; a report of an older version does not count", async () => {
