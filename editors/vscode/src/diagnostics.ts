@@ -13,7 +13,8 @@
 
 export const DIAGNOSTICS = "forge/diagnostics";
 /** None more for this long after a change: the providers' reports are in (TypeScript: syntax, then semantic). A
- * language whose passes were seen further apart (a loaded machine) gets twice its longest gap, up to MAX_SETTLE_MS. */
+ * language whose passes were seen further apart (a loaded machine) gets twice the longest of its last SAMPLES gaps, up
+ * to MAX_SETTLE_MS. */
 export const SETTLE_MS = 200;
 export const MAX_SETTLE_MS = 1500;
 /** Two changes of one version further apart than this are two reports (another file's edit), not one's passes. */
@@ -94,7 +95,7 @@ export class DiagnosticsWatch {
     const list = this.changes.get(key) ?? [];
     const previous = list[list.length - 1];
     if (languageId && previous?.version === version && at - previous.at < BURST_MS) {
-      this.gaps.set(languageId, [...(this.gaps.get(languageId) ?? []), at - previous.at].slice(-2 * SAMPLES));
+      this.gaps.set(languageId, [...(this.gaps.get(languageId) ?? []), at - previous.at].slice(-SAMPLES));
     }
     list.push({ at, version });
     this.changes.set(key, list.slice(-20));
