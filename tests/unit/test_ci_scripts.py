@@ -70,7 +70,7 @@ def _run_ci_test(
             (bin_dir / tool).chmod(0o755)
         for tool in ("basename",):
             (bin_dir / tool).symlink_to(shutil.which(tool) or "")
-    for tool in ("bash", "dirname", "mktemp", "cat", "rm"):
+    for tool in ("bash", "dirname", "mktemp", "cat", "rm", "nice"):
         found = shutil.which(tool)
         assert found
         (bin_dir / tool).symlink_to(found)
