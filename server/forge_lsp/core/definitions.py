@@ -79,19 +79,30 @@ class Definitions:
         files += [self.root / WORKSPACE_FILE, self.root / MCP_FILE]
         return snapshot(files, folders + [self.root / folder for folder in TRUSTED_DIRS])
 
-    def refresh_trust(self) -> bool:
-        """Before what trust allows (a turn, starting MCP servers): when the trust in force is no longer what the
-        store and the files say (a trust-relevant file changed since the last check), or a config file changed
-        since the config in force was read (saved a moment ago: the frontends' own check comes within its
-        round), the config is read again (True); the frontends' check reports it."""
+    def refresh_files(self) -> bool:
+        """Before a prompt: when a config file changed since the config in force was read (saved a moment ago: the
+        frontends' own check comes within its round), the config is read again (True), and the templates when one
+        of them changed. `stat` only: the trust store's check is refresh_trust's, as the turn starts."""
         before, now = self.read, self.config_files()
-        if now == before and not self.trust_changed():
+        if now == before:
             return False
-        log.info("%s: its config files, trust-relevant files or the trust store changed; config read again", self.root)
+        log.info("%s: its config files changed on disk; config read again", self.root)
         self.reload_config()
         templates = self.root / TEMPLATES_DIR
         if any(path.parent == templates for path, _ in changes(before, now)):
             self.reload_templates()
+        return True
+
+    def refresh_trust(self) -> bool:
+        """Before what trust allows (a turn, starting MCP servers): what refresh_files reads again, and when the
+        trust in force is no longer what the store and the files say (a trust-relevant file changed since the last
+        check), the config too (True); the frontends' own check reports it within its round."""
+        if self.refresh_files():
+            return True
+        if not self.trust_changed():
+            return False
+        log.info("%s: its trust-relevant files or the trust store changed; config read again", self.root)
+        self.reload_config()
         return True
 
     def trust_changed(self) -> bool:

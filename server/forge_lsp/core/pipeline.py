@@ -3,8 +3,9 @@
 A prompt goes through the same steps whoever sends it (the language server's forge.run, an ACP
 session/prompt, `forge-lsp run`): the prompt is checked, a "/name args" is expanded to its command's prompt,
 the agent and the model are picked (the request's, else the command's, else the conversation's and the
-config's, the config files as they are on disk now), the workspace must have no turn running, and the turn runs under the workspace's lock
-(core/turn.py). The frontends only translate: the request from their protocol, the errors and events to it.
+config's, the config files as they are on disk now), the workspace must have no turn running, and the turn runs
+under the workspace's lock (core/turn.py). The frontends only translate: the request from their protocol, the
+errors and events to it.
 
 accept() takes the steps that can refuse at once (before a frontend spends anything on the turn: progress,
 its editor's context, MCP servers); run() runs the accepted prompt. Cheap to import: the language server's
@@ -102,7 +103,7 @@ def accept(runtime: WorkspaceRuntime, request: PromptRequest) -> Accepted:
     (UnknownAgent), a turn running in the workspace (TurnRunning), the /command (UnknownCommand, BadPrompt). The
     definitions are those on disk: a config, agent or command file saved a moment ago is read first."""
     check_prompt(request.text)
-    runtime.refresh_trust()
+    runtime.refresh_files()
     if request.agent is not None:
         runtime.agent(request.agent)
     if runtime.running:

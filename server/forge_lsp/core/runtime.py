@@ -179,6 +179,9 @@ class WorkspaceRuntime:
     def user_files(self) -> tuple[list[Path], list[Path]]:
         return self.definitions.user_files()
 
+    def refresh_files(self) -> bool:
+        return self.definitions.refresh_files()
+
     def refresh_trust(self) -> bool:
         return self.definitions.refresh_trust()
 
