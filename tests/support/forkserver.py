@@ -36,9 +36,14 @@ _started: str | None = None
 _lock = threading.Lock()
 
 
+def enabled() -> bool:
+    """Whether the suite's processes are forked (FORGE_TEST_FORK=0 starts the real command everywhere)."""
+    return os.environ.get("FORGE_TEST_FORK", "1") != "0"
+
+
 def command(*args: str) -> list[str]:
     """The command line of `python -m forge_lsp ARGS`, forked from this worker's fork server when it runs."""
-    if os.environ.get("FORGE_TEST_FORK", "1") == "0":
+    if not enabled():
         return [sys.executable, "-m", "forge_lsp", *args]
     return [sys.executable, "-I", "-S", SHIM, _socket(), sys.executable, *args]
 
@@ -47,7 +52,7 @@ def python_for_editors() -> str:
     """A `python` for an editor's settings (the Neovim tests' FORGE_PYTHON): `-m forge_lsp ARGS` is `command(ARGS)`,
     anything else this Python. Beside it, links to the rest of this Python's bin folder (ruff, forge-lsp, ...), which
     the tests find next to their python as a user's editor finds them in the venv."""
-    if os.environ.get("FORGE_TEST_FORK", "1") == "0":
+    if not enabled():
         return sys.executable
     sock = _socket()
     folder = os.path.join(os.path.dirname(sock), "bin")
