@@ -5,6 +5,7 @@ the user's config.toml and mcp.json always, a workspace's files where the client
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import shutil
 import subprocess
@@ -31,6 +32,7 @@ from mcp_support import flaky  # noqa: E402
 pytestmark = pytest.mark.timeout(60)
 
 USER_DIR = Path(tempfile.mkdtemp(prefix="forge-poll-user-"))
+atexit.register(shutil.rmtree, USER_DIR, True)  # each worker that imports this module makes one
 """The user's config folder of these tests' servers (FORGE_LSP_CONFIG names its config.toml)."""
 USER_CONFIG = USER_DIR / "config.toml"
 USER_MCP = USER_DIR / "mcp.json"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import shutil
 import sys
 import tempfile
@@ -24,6 +25,7 @@ from support.processes import left_running_in, processes_in
 pytestmark = pytest.mark.timeout(60)
 
 USER_DIR = Path(tempfile.mkdtemp(prefix="forge-hooks-user-"))
+atexit.register(shutil.rmtree, USER_DIR, True)  # each worker that imports this module makes one
 """The user's config folder of these tests' servers (FORGE_LSP_CONFIG names its config.toml)."""
 USER_CONFIG = USER_DIR / "config.toml"
 HOOKS_ENV = {**ENV, "FORGE_LSP_CONFIG": str(USER_CONFIG)}
