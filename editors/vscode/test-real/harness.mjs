@@ -48,6 +48,14 @@ async function freePort() {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** The servers' cache folder (compiled templates, parsed grammars) shared by the sessions of one run of
+ * scripts/guarded-test.mjs, whose os.tmpdir() is a folder of the run's own, removed after it: the first session
+ * compiles them (a user's first start), the others find them made (a user's next window). Elsewhere none. */
+function runCache() {
+  const tmp = os.tmpdir();
+  return path.basename(tmp).startsWith("forge-vscode-test-run-") ? path.join(tmp, "forge-lsp-cache") : undefined;
+}
+
 /**
  * One code-server with its own user data and extensions, the .vsix installed, and a browser page on
  * `workspace`. `settings` go in the user's settings.json (trusted, like a user's own).
@@ -72,9 +80,12 @@ export class RealVSCode {
       ...process.env,
       XDG_CONFIG_HOME: path.join(this.home, "config"),
       XDG_STATE_HOME: path.join(this.home, "state"),
-      XDG_CACHE_HOME: path.join(this.home, "cache"), // the server's compiled templates: not the user's ~/.cache
+      XDG_CACHE_HOME: runCache() ?? path.join(this.home, "cache"), // the server's compiled templates: not the user's
       XDG_DATA_HOME: path.join(this.home, "data"),
       LITELLM_LOCAL_MODEL_COST_MAP: "True",
+      // The scripted model served without litellm (seconds of a core per server, for the import): the sessions
+      // about the model path itself ask for litellm's path (env: { FORGE_LSP_SCRIPTED: "litellm" }), as a user's runs.
+      FORGE_LSP_SCRIPTED: "direct",
       ...env,
     };
     // code-server's own node first, whatever PATH env gives (a PATH without the tests' virtual environment).

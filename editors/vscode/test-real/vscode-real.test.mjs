@@ -69,6 +69,7 @@ describe("real VS Code (code-server 1.139, Chromium)", { skip, timeout: 600_000 
         workspace: ws,
         name: "trusted",
         settings: { "forge.pythonPath": python, "forge.model": `scripted/${script}` },
+        env: { FORGE_LSP_SCRIPTED: "litellm" }, // the model path as a user's: litellm, its warm-up, its retries
       });
       await vs.start();
     });

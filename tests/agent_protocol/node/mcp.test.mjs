@@ -18,6 +18,9 @@ const env = {
   XDG_STATE_HOME: path.join(home, "state"),
   LITELLM_LOCAL_MODEL_COST_MAP: "True",
   FORGE_LSP_WARMUP_DELAY: "off",
+  // The scripted model served without litellm (its import is seconds of a core per agent): these tests are about the
+  // client and the protocol; tests/agent_protocol/test_acp.py and the demo keep litellm's path.
+  FORGE_LSP_SCRIPTED: "direct",
 };
 after(() => fs.rmSync(home, { recursive: true, force: true }));
 

@@ -10,7 +10,7 @@ import { test } from "node:test";
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
 import { ForgeEvent, statusText } from "../events";
 import { ForgeSettings, initializationOptions, serverSettings } from "../settings";
-import { serverEnv } from "./env";
+import { DIRECT, serverEnv } from "./env";
 
 interface Diagnostic {
   severity: number;
@@ -34,7 +34,7 @@ test("a model repeating one write is stopped at forge.maxRepeatedCallsPerTurn, a
 
   const settings: ForgeSettings = { pythonPath: "python3", maxRepeatedCallsPerTurn: 3 };
   const python = process.env.FORGE_PYTHON || "python3";
-  const proc = spawn(python, ["-m", "forge_lsp"], { env: serverEnv(), stdio: ["pipe", "pipe", "inherit"] });
+  const proc = spawn(python, ["-m", "forge_lsp"], { env: serverEnv(DIRECT), stdio: ["pipe", "pipe", "inherit"] });
   const conn = createMessageConnection(new StreamMessageReader(proc.stdout!), new StreamMessageWriter(proc.stdin!));
   const events: ForgeEvent[] = [];
   const offers: string[] = [];

@@ -11,7 +11,7 @@ import { pathToFileURL } from "node:url";
 import { test } from "node:test";
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node";
 import { ForgeEvent, turnNotice } from "../events";
-import { serverEnv } from "./env";
+import { DIRECT, serverEnv } from "./env";
 
 interface Shown {
   message: string;
@@ -34,7 +34,7 @@ test("an interrupt is one notification with Continue; the Continue turn's result
   const fail = { text: "Let me try the command.", tool_calls: [{ name: "shell", arguments: { command: "exit 1" } }] };
   fs.writeFileSync(path.join(ws, "script.json"), JSON.stringify({ responses: [fail, fail, fail, { text: "Recovered after the interrupt." }] }));
   const proc = spawn(process.env.FORGE_PYTHON || "python3", ["-m", "forge_lsp"], {
-    env: serverEnv(),
+    env: serverEnv(DIRECT),
     stdio: ["pipe", "pipe", "inherit"],
   });
   const conn = createMessageConnection(new StreamMessageReader(proc.stdout!), new StreamMessageWriter(proc.stdin!));
