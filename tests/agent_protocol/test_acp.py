@@ -88,6 +88,12 @@ def agent_env() -> dict[str, str]:
     return {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "FORGE_LSP_WARMUP_DELAY": "off"}
 
 
+def servers_cache() -> str:
+    """The cache folder of the run's servers (compiled templates): a client given a HOME or XDG_CACHE_HOME of its own
+    passes this one on to forge-lsp, whose templates are then found made, not compiled again (seconds of a core)."""
+    return os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+
+
 async def start(client: Recorder, fs: bool = False, read: bool = False) -> Any:
     ctx = spawn_agent_process(lambda _agent: client, *forkserver.command(), "acp", env=agent_env())
     conn, proc = await ctx.__aenter__()

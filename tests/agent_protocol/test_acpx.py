@@ -13,8 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_acp import agent_env, shell, workspace_with
+from test_acp import agent_env, servers_cache, shell, workspace_with
 
+from support import forkserver
 from support.processes import left_running_in
 
 pytestmark = pytest.mark.timeout(120)
@@ -39,13 +40,13 @@ def acpx() -> Path:
 def run_acpx(acpx: Path, workspace: Path, prompt: str, *options: str) -> subprocess.CompletedProcess[str]:
     home = workspace.parent / "acpx-home"  # acpx keeps its sessions and cache under HOME
     home.mkdir(exist_ok=True)
-    agent = f"{shlex.quote(sys.executable)} -m forge_lsp acp"
+    agent = f"{shlex.quote(forkserver.python_for_editors())} -m forge_lsp acp"
     return subprocess.run(
         [str(acpx), "--agent", agent, "--cwd", str(workspace), *options, "exec", prompt],
         capture_output=True,
         text=True,
         timeout=90,
-        env={**agent_env(), "HOME": str(home)},
+        env={**agent_env(), "HOME": str(home), "XDG_CACHE_HOME": servers_cache()},
     )
 
 

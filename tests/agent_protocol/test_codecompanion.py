@@ -11,13 +11,13 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_acp import agent_env, shell, workspace_with
+from test_acp import agent_env, servers_cache, shell, workspace_with
 
+from support import forkserver
 from support.neovim import neovims
 
 pytestmark = [pytest.mark.nvim, pytest.mark.timeout(120)]
@@ -72,7 +72,8 @@ def chat(
     bin_dir = tmp / "bin"
     bin_dir.mkdir(exist_ok=True)
     launcher = bin_dir / "forge-lsp"
-    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m forge_lsp "$@"\n')
+    python, cache = forkserver.python_for_editors(), servers_cache()  # Neovim's XDG_CACHE_HOME is the test's
+    launcher.write_text(f'#!/bin/sh\nXDG_CACHE_HOME="{cache}" exec "{python}" -m forge_lsp "$@"\n')
     launcher.chmod(0o755)
     result = tmp / "chat.json"
     env = {

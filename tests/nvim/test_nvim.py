@@ -6,7 +6,6 @@ import importlib.util
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -35,7 +34,7 @@ def trust(folder: Path, state: Path) -> None:
     if importlib.util.find_spec("forge_lsp.trust") is None:
         return  # a server without trust takes the workspace's settings as they are
     env = {**os.environ, "XDG_STATE_HOME": str(state), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    p = subprocess.run([sys.executable, "-m", "forge_lsp", "trust", str(folder)], capture_output=True, text=True, env=env)
+    p = subprocess.run(forkserver.command("trust", str(folder)), capture_output=True, text=True, env=env)
     assert p.returncode == 0, p.stderr
 
 
