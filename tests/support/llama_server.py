@@ -85,7 +85,10 @@ def start(build: Build, log: Path, *, ctx: int, tools_template: bool) -> LlamaSe
         "--parallel",
         "1",
         "--threads",
-        "2",
+        # One where the tier runs beside other work (.ci/test: FORGE_LLAMA_THREADS=1): two threads meet at a barrier
+        # after every step, and one that waits there for the other, preempted, spins (a third more CPU beside real
+        # VS Code). Alone, two are done sooner.
+        os.environ.get("FORGE_LLAMA_THREADS", "2"),
         # Its threads sleep while they wait for work instead of spinning (the default, --poll 50): beside other
         # work (.ci/test runs this tier beside real VS Code) a spinning thread burns the core the other needs.
         "--poll",

@@ -104,6 +104,7 @@ def test_a_built_llama_server_tier_runs_before_the_python_suite_beside_real_vsco
     assert p.returncode == 0, p.stderr
     pytests = [c for c in calls if c.startswith("-m pytest")]
     assert pytests == [
+        "-m pytest -q --collect-only -p no:xdist -p no:cacheprovider tests",  # the test modules' bytecode, once
         "-m pytest -q -p no:xdist tests/llama_server",
         "-m pytest -q -n 4 --dist worksteal tests --ignore=tests/llama_server",
     ]
