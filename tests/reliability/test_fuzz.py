@@ -6,9 +6,11 @@ import asyncio
 import json
 import os
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
@@ -140,8 +142,16 @@ def test_secrets_are_redacted(secret: str) -> None:
     tally("secrets")
 
 
-def test_zz_record(record_reliability) -> None:  # type: ignore[no-untyped-def]
+@pytest.fixture(autouse=True)
+def _row(record_reliability) -> Iterator[None]:  # type: ignore[no-untyped-def]
+    """Each fuzz test's row, from the inputs it generated: recorded by the test itself, as pytest-xdist may run the
+    tests of this module on several workers (a row of them all, from the last test, missed those of the others)."""
+    before = dict(COUNTS)
+    yield
     for name, count in sorted(COUNTS.items()):
-        record_reliability(
-            f"fuzz: random {name}", f"{count} generated inputs (hypothesis)", "no crash; each failure a clear error"
-        )
+        if count > before.get(name, 0):
+            record_reliability(
+                f"fuzz: random {name}",
+                f"{count - before.get(name, 0)} generated inputs (hypothesis)",
+                "no crash; each failure a clear error",
+            )
