@@ -20,7 +20,7 @@ const env = {
   FORGE_LSP_WARMUP_DELAY: "off",
   // The scripted model served without litellm (its import is seconds of a core per agent): these tests are about the
   // client and the protocol; tests/agent_protocol/test_acp.py and the demo keep litellm's path.
-  FORGE_LSP_SCRIPTED: "direct",
+  FORGE_LSP_SCRIPTED: process.env.FORGE_LSP_SCRIPTED || "direct",
 };
 after(() => fs.rmSync(home, { recursive: true, force: true }));
 

@@ -22,4 +22,4 @@ export function serverEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 
 /** For a server whose test is not about the model path: the scripted model served without litellm (its import
  * is seconds of a core). e2e.test.ts keeps litellm's path, as a user's server has it. */
-export const DIRECT: NodeJS.ProcessEnv = { FORGE_LSP_SCRIPTED: "direct" };
+export const DIRECT: NodeJS.ProcessEnv = { FORGE_LSP_SCRIPTED: process.env.FORGE_LSP_SCRIPTED || "direct" };
