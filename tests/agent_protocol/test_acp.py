@@ -19,6 +19,8 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
+from forge_lsp import template_cache
+
 from support import forkserver
 from support.trust import trust_workspace
 
@@ -89,9 +91,10 @@ def agent_env() -> dict[str, str]:
 
 
 def servers_cache() -> str:
-    """The cache folder of the run's servers (compiled templates): a client given a HOME or XDG_CACHE_HOME of its own
-    passes this one on to forge-lsp, whose templates are then found made, not compiled again (seconds of a core)."""
-    return os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    """The cache folder of the run's servers (compiled templates), by the server's own rule: a client given a HOME or
+    XDG_CACHE_HOME of its own passes this one on to forge-lsp, whose templates are then found made, not compiled
+    again (seconds of a core)."""
+    return str(template_cache.cache_dir().parent.parent)  # $XDG_CACHE_HOME/forge-lsp/templates
 
 
 async def start(client: Recorder, fs: bool = False, read: bool = False) -> Any:

@@ -84,8 +84,9 @@ export class RealVSCode {
       XDG_DATA_HOME: path.join(this.home, "data"),
       LITELLM_LOCAL_MODEL_COST_MAP: "True",
       // The scripted model served without litellm (seconds of a core per server, for the import): the sessions
-      // about the model path itself ask for litellm's path (env: { FORGE_LSP_SCRIPTED: "litellm" }), as a user's runs.
-      FORGE_LSP_SCRIPTED: process.env.FORGE_LSP_SCRIPTED || "direct", // FORGE_LSP_SCRIPTED=litellm: all on litellm's path
+      // about the model path itself ask for litellm's path (env: { FORGE_LSP_SCRIPTED: "litellm" }), as a user's runs;
+      // FORGE_LSP_SCRIPTED=litellm in the run's environment puts them all there.
+      FORGE_LSP_SCRIPTED: process.env.FORGE_LSP_SCRIPTED || "direct",
       ...env,
     };
     // code-server's own node first, whatever PATH env gives (a PATH without the tests' virtual environment).
