@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -10,7 +13,9 @@ import pytest
 
 from forge_lsp.domain.messages import ChatMessage, ToolCall
 from forge_lsp.state.dirs import ensure_state_dir
+from forge_lsp.state.liveness import boot_id, may_signal
 from forge_lsp.state.store import INTERRUPTED_RESULT, StateStore
+from forge_lsp.tools.process import run_process, shell_argv
 
 STATE = [
     "state.sqlite3",
@@ -104,3 +109,27 @@ def test_two_workspaces_never_share_state(tmp_path: Path) -> None:
     sa, sb = StateStore(a), StateStore(b)
     sa.append(sa.current_conversation(), None, ChatMessage("user", "only in a"))
     assert sb.history(sb.current_conversation()) == []
+
+
+def test_a_running_command_is_recorded_by_the_argv_it_was_started_with(workspace: Path) -> None:
+    # bash -c "sleep 300" execs sleep in place: read from /proc while that happens, the command line is bash's,
+    # sleep's or empty (the new program's arguments not yet set up), and a reaper holding an empty one would
+    # leave the orphan running. The row keeps what was started; the reaper still knows the process by it.
+    seen: list[tuple[int, bool, list[str]]] = []
+    asyncio.run(run_process("exit 0", workspace, os.environ, 30, watch=lambda pid, up, argv: seen.append((pid, up, list(argv)))))
+    assert [(up, argv) for _pid, up, argv in seen] == [(True, shell_argv("exit 0")), (False, shell_argv("exit 0"))]
+    assert seen[0][0] == seen[1][0]
+
+    sleeper = subprocess.Popen(["sleep", "300"], start_new_session=True)  # as if bash had exec'd it already
+    try:
+        store = StateStore(workspace)
+        store.watch_process(sleeper.pid, True, ["/bin/bash", "-c", "sleep 300"])
+        cursor = store._db.execute("SELECT * FROM processes")
+        names = [d[0] for d in cursor.description]
+        (row,) = [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
+        store.close()
+        assert json.loads(row["cmdline"]) == ["/bin/bash", "-c", "sleep 300"]
+        assert may_signal(row, boot_id(), set()) is None
+    finally:
+        sleeper.kill()
+        sleeper.wait()

@@ -317,7 +317,7 @@ class UserHooks:
             return []
 
 
-def _unwatched(_pid: int, _running: bool) -> None:
+def _unwatched(_pid: int, _running: bool, _argv: Sequence[str]) -> None:
     pass
 
 

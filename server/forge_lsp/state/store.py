@@ -18,7 +18,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -221,11 +221,13 @@ class StateStore:
             self._run("DELETE FROM processes WHERE pid=?", (row.get("pid"),))
         return killed
 
-    def watch_process(self, pid: int, running: bool) -> None:
-        """Record a child process group while it runs (see _reap_orphans), with what proves it is ours."""
+    def watch_process(self, pid: int, running: bool, argv: Sequence[str] | None = None) -> None:
+        """Record a child process group while it runs (see _reap_orphans), with what proves it is ours: argv,
+        the command line it was started with (read from /proc when not given; that is racy while a shell
+        execs its one command in place: empty, or either program's)."""
         if running:
             fields = _stat_fields(pid)
-            argv = cmdline(pid)
+            argv = cmdline(pid) if argv is None else list(argv)
             me = start_time(os.getpid())
             if fields is not None and argv is not None and me is not None:
                 self._run(

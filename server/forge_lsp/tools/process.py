@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-Watch = Callable[[int, bool], None]
-"""Told (pid, True) when a process group starts and (pid, False) when it is gone."""
+Watch = Callable[[int, bool, Sequence[str]], None]
+"""Told (pid, True, argv) when a process group starts and (pid, False, argv) when it is gone: argv is what
+was executed (its /proc command line may be empty, or another program's, while bash execs in place)."""
 
 
-def _ignore(_pid: int, _running: bool) -> None:
+def _ignore(_pid: int, _running: bool, _argv: Sequence[str]) -> None:
     pass
 
 
@@ -113,7 +114,7 @@ async def run_process(
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
-    watch(proc.pid, True)
+    watch(proc.pid, True, args)
     out = _Sink(max_bytes)
     err = _Sink(max_bytes)
     drains = [asyncio.ensure_future(out.drain(proc.stdout)), asyncio.ensure_future(err.drain(proc.stderr))]
@@ -147,7 +148,7 @@ async def run_process(
         for pipe in (proc.stdin, proc.stdout, proc.stderr):
             if pipe is not None and not pipe.closed:
                 pipe.close()
-        watch(proc.pid, False)
+        watch(proc.pid, False, args)
     return Completed(proc.returncode if proc.returncode is not None else -1, out.text(), err.text(), timed_out)
 
 
