@@ -157,6 +157,37 @@ async def test_the_user_typing_after_the_edit_was_reported_is_theirs_and_the_nex
     assert "Note" not in first and "calc.py has unsaved changes in the editor" in second
 
 
+@pytest.mark.saves_documents
+async def test_the_user_typing_while_the_patch_was_made_keeps_their_line_and_the_patch_is_made_again(
+    client: LanguageClient, ws: Path, editor: FakeEditor
+) -> None:
+    # The editor refuses the edit, made for the version before their typing; the same replacement, made
+    # again on their text, lands beside it (the race above, made certain).
+    calc = ws / "calc.py"
+    buf = editor.open(calc, disk=CALC)
+    editor.types_before_edit = lambda text: text + "# typed meanwhile\n"
+    write_script(ws, calls(patch("a - b", "a + b")), {"text": "done"})
+    result = await command(client, "forge.run", {"prompt": "fix add"})
+    assert result["failures"] == 0, outputs(client, "patch")
+    assert buf.text == FIXED + "# typed meanwhile\n" and buf.modified and calc.read_text() == CALC
+    (out,) = outputs(client, "patch")
+    assert out.startswith("Patched calc.py: 1 replacement(s)") and "calc.py has unsaved changes in the editor" in out
+
+
+async def test_the_user_typing_away_what_the_patch_replaces_fails_it_with_why(
+    client: LanguageClient, ws: Path, editor: FakeEditor
+) -> None:
+    calc = ws / "calc.py"
+    buf = editor.open(calc, disk=CALC)
+    editor.types_before_edit = lambda text: text.replace("a - b", "a * b")
+    write_script(ws, calls(patch("a - b", "a + b")), {"text": "done"})
+    result = await command(client, "forge.run", {"prompt": "fix add"})
+    assert result["failures"] == 1
+    assert buf.text == "def add(a, b):\n    return a * b\n" and calc.read_text() == CALC
+    (out,) = outputs(client, "patch")
+    assert "old_string not found in calc.py" in out
+
+
 @pytest.mark.parametrize("saves", [pytest.param(True, marks=pytest.mark.saves_documents), False], ids=["saves", "cannot-save"])
 async def test_two_patches_in_one_response_before_the_editor_reports_the_first(
     client: LanguageClient, ws: Path, editor: FakeEditor, saves: bool, record_reliability: Callable[[str, str, str], None]

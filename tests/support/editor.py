@@ -55,6 +55,9 @@ class FakeEditor:
     """Called with (buffer) before a save writes it (a format-on-save changing the text)."""
     user_types: str | None = None
     """Typed into the edited document right after the next edit, in the same report (then cleared)."""
+    types_before_edit: Callable[[str], str] | None = None
+    """What the user makes of the text of the next edit's document just before the edit arrives (typing while
+    the server made it), reported at once: the edit, made for the version before, is refused (then cleared)."""
     types_after_save: str | None = None
     """Typed into the document right after the next save (forge/saveDocuments), in a change of its own."""
     reloads: list[dict[str, Any]] = field(default_factory=list)
@@ -114,6 +117,9 @@ class FakeEditor:
             if not isinstance(change, t.TextDocumentEdit):
                 continue
             buf = self.buffers.get(change.text_document.uri)
+            if buf is not None and self.types_before_edit is not None:
+                typing, self.types_before_edit = self.types_before_edit, None
+                self.type(buf.path, typing(buf.text))
             if buf is None:
                 path = Path(unquote(urlparse(change.text_document.uri).path))
                 path.write_text(apply(path.read_text() if path.exists() else "", list(change.edits)))

@@ -13,7 +13,8 @@ import pytest
 
 from forge_lsp.domain.config import FetchConfig, ForgeConfig, ShellConfig
 from forge_lsp.domain.messages import ToolCall, ToolResult
-from forge_lsp.tools.base import ToolContext
+from forge_lsp.tools.base import ChangedSince, ToolContext
+from forge_lsp.tools.patch import RETYPED_TRIES
 from forge_lsp.tools.registry import ToolRegistry
 from forge_lsp.tools.workspace import Workspace
 
@@ -169,6 +170,27 @@ async def test_remove_and_undo(t: Tools, workspace: Path) -> None:
     await t("write", file_path="created.txt", content="x")
     await t("undo", path="created.txt")
     assert not (workspace / "created.txt").exists()
+
+
+async def test_a_change_that_did_not_land_leaves_nothing_to_undo(t: Tools, workspace: Path) -> None:
+    # The editor refused the edit each time (the user typing on and on): the file is as it was, and undo
+    # must not "put back" that change and then the one before it at the next call.
+    f = workspace / "u.txt"
+    f.write_text("v1\n")
+    await t("patch", file_path="u.txt", old_string="v1", new_string="v2")
+    refused: list[Path] = []
+
+    async def refuse(path: Path, content: str, tool: str | None = None) -> None:
+        refused.append(path)
+        raise ChangedSince("u.txt changed in the editor since the last edit; nothing was changed: read it again", "u.txt")
+
+    t.ctx.files.write_text = refuse  # type: ignore[method-assign]
+    r = await t("patch", file_path="u.txt", old_string="v2", new_string="v3")
+    assert r.is_error and "changed in the editor" in r.output and len(refused) == RETYPED_TRIES
+    del t.ctx.files.write_text
+    assert not (await t("undo", path="u.txt")).is_error
+    assert f.read_text() == "v1\n"
+    assert "nothing to undo" in (await t("undo", path="u.txt")).output
 
 
 async def test_fs_search_modes(t: Tools, workspace: Path) -> None:

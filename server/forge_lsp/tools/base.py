@@ -347,7 +347,11 @@ class ToolContext:
         self.check_changeable(path)
         previous = await self.current(path)
         self.snapshots.save(path, previous)
-        await self.apply_change(path, previous, content)
+        try:
+            await self.apply_change(path, previous, content)
+        except BaseException:
+            self.snapshots.pop(path)  # not changed: nothing of this call to undo
+            raise
 
     async def apply_change(self, path: Path, previous: str | None, content: str | None) -> None:
         """Write (None: remove) a file that holds previous now, telling the turn's change log before and after."""

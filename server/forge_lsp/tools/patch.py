@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from forge_lsp.tools.base import (
+    ChangedSince,
     Implementation,
     ToolContext,
     ToolFailure,
@@ -36,11 +37,32 @@ def apply_edit(text: str, old: str, new: str, replace_all: bool, rel: str) -> tu
     return text.replace(old, new) if replace_all else text.replace(old, new, 1), count if replace_all else 1
 
 
+RETYPED_TRIES = 3
+"""How many times one patch is made: again on the editor's new text when the user typed in the file between
+the read and the edit (the editor refuses an edit made for an older version of its buffer)."""
+
+
 async def apply_edits(ctx: ToolContext, file_path: object, edits: Sequence[Mapping[str, Any]]) -> ToolOutput:
     """Apply every edit to the file, or none of them."""
     path = ctx.workspace.resolve(file_path)
     rel = ctx.workspace.relative(path)
-    text = await ctx.read_file(path)
+    for tries in range(1, RETYPED_TRIES + 1):
+        text, total = replaced(await ctx.read_file(path), edits, rel)
+        try:
+            await ctx.change_file(path, text)
+        except ChangedSince:
+            # Replacements, unlike a whole new content, still mean the same on the user's text: made
+            # again there, what they typed stays (or old_string is gone, and the model is told so).
+            if tries == RETYPED_TRIES:
+                raise
+            continue
+        break
+    return ToolOutput(f"Patched {rel}: {total} replacement(s)", rel)
+
+
+def replaced(text: str, edits: Sequence[Mapping[str, Any]], rel: str) -> tuple[str, int]:
+    """text with every edit made, in order, and the number of replacements; ToolFailure naming the edit that
+    cannot be made."""
     total = 0
     for i, edit in enumerate(edits, start=1):
         try:
@@ -49,8 +71,7 @@ async def apply_edits(ctx: ToolContext, file_path: object, edits: Sequence[Mappi
         except ToolFailure as exc:
             raise ToolFailure(f"edit {i} of {len(edits)}: {exc}" if len(edits) > 1 else str(exc), rel) from None
         total += n
-    await ctx.change_file(path, text)
-    return ToolOutput(f"Patched {rel}: {total} replacement(s)", rel)
+    return text, total
 
 
 async def run_patch(args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
