@@ -58,6 +58,9 @@ class FakeEditor:
     types_before_edit: Callable[[str], str] | None = None
     """What the user makes of the text of the next edit's document just before the edit arrives (typing while
     the server made it), reported at once: the edit, made for the version before, is refused (then cleared)."""
+    says_why: bool = True
+    """A refused edit comes with its reason, as the Neovim plugin answers; False: as vscode-languageclient
+    answers a version mismatch (applied false, no reason)."""
     types_after_save: str | None = None
     """Typed into the document right after the next save (forge/saveDocuments), in a change of its own."""
     reloads: list[dict[str, Any]] = field(default_factory=list)
@@ -125,7 +128,7 @@ class FakeEditor:
                 path.write_text(apply(path.read_text() if path.exists() else "", list(change.edits)))
                 continue
             if change.text_document.version is not None and change.text_document.version != buf.version:
-                return t.ApplyWorkspaceEditResult(applied=False, failure_reason="you changed it since")
+                return t.ApplyWorkspaceEditResult(applied=False, failure_reason="you changed it since" if self.says_why else None)
             if self.in_pieces and len(change.edits) > 1:
                 buf.text = apply(buf.text, [change.edits[-1]])  # the later edit first: the others' ranges hold
                 buf.version += 1

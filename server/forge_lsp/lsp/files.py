@@ -229,9 +229,11 @@ class EditorFiles:
         if result.applied:
             return
         after = self._open(path)
-        if reviewed and not result.failure_reason and version is not None and after is not None and after.version != version:
+        if not result.failure_reason and version is not None and after is not None and after.version != version:
             # VS Code's client answers a version mismatch as it answers a rejection: applied false, no reason.
-            raise ChangedSince(f"{rel} changed in the editor while its edit waited for review; the edit was not applied", rel)
+            if reviewed:
+                raise ChangedSince(f"{rel} changed in the editor while its edit waited for review; the edit was not applied", rel)
+            raise ChangedSince(f"the editor did not apply the edit to {rel}: {CHANGED_SINCE}", rel)
         if reviewed and not result.failure_reason:
             raise ToolFailure(f"the user rejected the edit to {rel}", rel)
         reason = result.failure_reason or "no reason given"
