@@ -40,7 +40,7 @@ from forge_lsp.domain.hooks import (
 from forge_lsp.domain.messages import ToolCall, ToolResult
 from forge_lsp.patterns import UnsafePattern, compile_pattern, found
 from forge_lsp.redact import redact
-from forge_lsp.tools.process import Watch, run_process
+from forge_lsp.tools.process import Watch, run_process, unwatched
 
 log = logging.getLogger(__name__)
 
@@ -250,7 +250,7 @@ class UserHooks:
                 float(hook.timeout_secs),
                 max_bytes=MAX_OUTPUT_BYTES,
                 stdin=stdin,
-                watch=self.watch or _unwatched,
+                watch=self.watch or unwatched,
             )
         except OSError as exc:
             ran = Ran(None, "", "", f"could not start: {exc.strerror or exc}")
@@ -315,10 +315,6 @@ class UserHooks:
         except Exception:
             log.exception("cannot follow what a hook changed on disk")
             return []
-
-
-def _unwatched(_pid: int, _running: bool, _argv: Sequence[str]) -> None:
-    pass
 
 
 def _reason(ran: Ran, hook: Hook, tool: str | None = None) -> str:

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from forge_lsp.domain.config import ForgeConfig
 from forge_lsp.domain.tool_catalog import ToolFacts, ToolKind
 from forge_lsp.tools import nearest
-from forge_lsp.tools.process import Watch
+from forge_lsp.tools.process import Watch, unwatched
 from forge_lsp.tools.workspace import GitExecutes, Workspace
 
 
@@ -297,7 +297,7 @@ class ToolContext:
     tool: str | None = None
     """The name of the tool running now: what an edit the user reviews is labelled with."""
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    watch: Watch = field(default=lambda _pid, _running, _argv: None)
+    watch: Watch = unwatched
     """Told about child process groups, so a restarted server can kill what a dead one left."""
     notice: Callable[[str], None] = field(default=lambda message: logging.getLogger("forge_lsp.tools").warning("%s", message))
     """Tells the user something once (a shell sandbox that cannot run): showMessage in an editor, stderr in the CLI."""

@@ -16,8 +16,8 @@ Watch = Callable[[int, bool, Sequence[str]], None]
 was executed (its /proc command line may be empty, or another program's, while bash execs in place)."""
 
 
-def _ignore(_pid: int, _running: bool, _argv: Sequence[str]) -> None:
-    pass
+def unwatched(_pid: int, _running: bool, _argv: Sequence[str]) -> None:
+    """A Watch that records nothing."""
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ async def run_process(
     env: Mapping[str, str],
     timeout: float,
     max_bytes: int = 8 * 1024 * 1024,
-    watch: Watch = _ignore,
+    watch: Watch = unwatched,
     grace: float = 1.0,
     stdin: bytes | None = None,
 ) -> Completed:
