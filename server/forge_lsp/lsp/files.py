@@ -15,7 +15,15 @@ from forge_lsp.lsp import review
 from forge_lsp.lsp.agent_saves import CHANGED_SINCE, REPORT_SECS, AgentSaves, same_text
 from forge_lsp.lsp.outside_changes import OutsideChanges, Seen
 from forge_lsp.lsp.textedits import minimal_edits
-from forge_lsp.tools.base import ChangedSince, Followed, ToolFailure, has_invalid_bytes, read_regular, write_atomic
+from forge_lsp.tools.base import (
+    ChangedInReview,
+    ChangedSince,
+    Followed,
+    ToolFailure,
+    has_invalid_bytes,
+    read_regular,
+    write_atomic,
+)
 
 if TYPE_CHECKING:
     from forge_lsp.lsp.language_server import ForgeLanguageServer
@@ -232,10 +240,12 @@ class EditorFiles:
         if not result.failure_reason and version is not None and after is not None and after.version != version:
             # VS Code's client answers a version mismatch as it answers a rejection: applied false, no reason.
             if reviewed:
-                raise ChangedSince(f"{rel} changed in the editor while its edit waited for review; the edit was not applied", rel)
+                raise ChangedInReview(
+                    f"{rel} changed in the editor while its edit waited for review; the edit was not applied", rel
+                )
             raise ChangedSince(f"the editor did not apply the edit to {rel}: {CHANGED_SINCE}", rel)
         if reviewed and not result.failure_reason:
             raise ToolFailure(f"the user rejected the edit to {rel}", rel)
         reason = result.failure_reason or "no reason given"
-        failure = ChangedSince if reason == CHANGED_SINCE else ToolFailure
+        failure = ToolFailure if reason != CHANGED_SINCE else ChangedInReview if reviewed else ChangedSince
         raise failure(f"the editor did not apply the edit to {rel}: {reason}", rel)

@@ -36,6 +36,11 @@ class ChangedSince(ToolFailure):
     typed in it): nothing was written, and what the user wrote stands."""
 
 
+class ChangedInReview(ChangedSince):
+    """ChangedSince for an edit the user was asked to review (edit_review = "confirm"): not made again on their
+    new text without asking them (tools/patch.py makes the others again)."""
+
+
 @dataclass(frozen=True)
 class ToolOutput:
     """A successful tool call's output; ``path`` is the workspace file it was about."""

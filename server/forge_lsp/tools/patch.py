@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from forge_lsp.tools.base import (
+    ChangedInReview,
     ChangedSince,
     Implementation,
     ToolContext,
@@ -39,7 +40,8 @@ def apply_edit(text: str, old: str, new: str, replace_all: bool, rel: str) -> tu
 
 RETYPED_TRIES = 3
 """How many times one patch is made: again on the editor's new text when the user typed in the file between
-the read and the edit (the editor refuses an edit made for an older version of its buffer)."""
+the read and the edit (the editor refuses an edit made for an older version of its buffer); once when the edit
+was the user's to review."""
 
 
 async def apply_edits(ctx: ToolContext, file_path: object, edits: Sequence[Mapping[str, Any]]) -> ToolOutput:
@@ -50,6 +52,8 @@ async def apply_edits(ctx: ToolContext, file_path: object, edits: Sequence[Mappi
         text, total = replaced(await ctx.read_file(path), edits, rel)
         try:
             await ctx.change_file(path, text)
+        except ChangedInReview:
+            raise  # the user typed while reviewing it: not shown to them again unasked
         except ChangedSince:
             # Replacements, unlike a whole new content, still mean the same on the user's text: made
             # again there, what they typed stays (or old_string is gone, and the model is told so).
