@@ -57,7 +57,8 @@ class FakeEditor:
     """Typed into the edited document right after the next edit, in the same report (then cleared)."""
     types_before_edit: Callable[[str], str] | None = None
     """What the user makes of the text of the next edit's document just before the edit arrives (typing while
-    the server made it), reported at once: the edit, made for the version before, is refused (then cleared)."""
+    the server made it), reported as an edit is (report_ms): the edit, made for the version before, is refused
+    (then cleared)."""
     says_why: bool = True
     """A refused edit comes with its reason, as the Neovim plugin answers; False: as vscode-languageclient
     answers a version mismatch (applied false, no reason)."""
@@ -122,7 +123,11 @@ class FakeEditor:
             buf = self.buffers.get(change.text_document.uri)
             if buf is not None and self.types_before_edit is not None:
                 typing, self.types_before_edit = self.types_before_edit, None
-                self.type(buf.path, typing(buf.text))
+                buf.text, buf.modified, buf.version = typing(buf.text), True, buf.version + 1
+                if self.report_ms:  # reported as an edit is: report_ms later
+                    asyncio.get_running_loop().call_later(self.report_ms / 1000, self._report, buf)
+                else:
+                    self._report(buf)
             if buf is None:
                 path = Path(unquote(urlparse(change.text_document.uri).path))
                 path.write_text(apply(path.read_text() if path.exists() else "", list(change.edits)))

@@ -248,4 +248,10 @@ class EditorFiles:
             raise ToolFailure(f"the user rejected the edit to {rel}", rel)
         reason = result.failure_reason or "no reason given"
         failure = ToolFailure if reason != CHANGED_SINCE else ChangedInReview if reviewed else ChangedSince
+        if failure is ChangedSince and version is not None:
+            # The user's typing, which the client may report later (Neovim: up to 150 ms): the edit is made again
+            # on it (tools/patch.py), so it waits for that report, as long as for the report of an edit.
+            await self.server.document_changes.until(
+                path.as_uri(), lambda: getattr(self._open(path), "version", None) != version, REPORT_SECS
+            )
         raise failure(f"the editor did not apply the edit to {rel}: {reason}", rel)

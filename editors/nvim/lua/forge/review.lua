@@ -210,6 +210,7 @@ function M.apply_edit(_, params, ctx)
   local changed = stale(edit)
   if changed then
     log.append("  ! " .. (params.label or "Forge: edit") .. " not applied: " .. changed)
+    flush(client) -- their typing reaches the server before this answer: it makes the edit again on it
     return { applied = false, failureReason = "you changed it since" }
   end
   -- A file the user had not open is written once the edit lands, as the server would have written it.
