@@ -92,12 +92,7 @@ describe("real VS Code: the agent's edits reach the disk (issue 35)", { skip, ti
   const dirtyTab = () => vs.page.locator(".tabs-container .tab.dirty", { hasText: "calc.py" });
 
   async function run(prompt) {
-    await vs.page.keyboard.press("F1");
-    const input = vs.page.locator(".quick-input-widget .quick-input-box input");
-    await input.waitFor({ state: "visible" });
-    await input.fill(">Forge: Run Agent");
-    await vs.page.locator(".quick-input-widget .monaco-list-row", { hasText: "Forge: Run Agent" }).first().waitFor({ state: "visible" });
-    await vs.page.keyboard.press("Enter");
+    await vs.palette("Forge: Run Agent"); // from the editor as it is: vs.command presses Escape and clicks into the workbench first
     await vs.answerInput(prompt, "What should Forge do?");
   }
 

@@ -78,12 +78,7 @@ describe("real VS Code: agent edits and their review (issue 25)", { skip, timeou
   // The palette opened from the editor with the keyboard (vs.command clicks into the page first,
   // which would move the cursor this test watches).
   async function run(prompt) {
-    await vs.page.keyboard.press("F1");
-    const input = vs.page.locator(".quick-input-widget .quick-input-box input");
-    await input.waitFor({ state: "visible" });
-    await input.fill(">Forge: Run Agent");
-    await vs.page.locator(".quick-input-widget .monaco-list-row", { hasText: "Forge: Run Agent" }).first().waitFor({ state: "visible" });
-    await vs.page.keyboard.press("Enter");
+    await vs.palette("Forge: Run Agent"); // from the editor as it is: vs.command presses Escape and clicks into the workbench first
     await vs.answerInput(prompt, "What should Forge do?");
   }
 

@@ -215,27 +215,34 @@ export class RealVSCode {
 
   /** Runs a command from the palette (F1), by its title as the palette lists it. */
   async command(title) {
-    const page = this.page;
-    const input = page.locator(".quick-input-widget .quick-input-box input");
-    const row = page.locator(".quick-input-widget .monaco-list-row", { hasText: title }).first();
     // The palette again when the title is not listed soon: a quick pick still closing (one of ours, just
     // dismissed) can take the typed text, and the palette then never lists the command.
     for (let attempt = 1; ; attempt += 1) {
-      await page.keyboard.press("Escape");
-      await page.locator(".monaco-workbench").click({ position: { x: 700, y: 400 }, force: true }).catch(() => undefined);
-      await page.keyboard.press("F1");
-      await input.waitFor({ state: "visible" });
-      await input.fill(`>${title}`);
+      await this.page.keyboard.press("Escape");
+      await this.page.locator(".monaco-workbench").click({ position: { x: 700, y: 400 }, force: true }).catch(() => undefined);
       try {
-        await row.waitFor({ state: "visible", timeout: attempt < 3 ? 10_000 : 30_000 });
-        break;
+        await this.palette(title, attempt < 3 ? 10_000 : 30_000);
+        return;
       } catch (error) {
         if (attempt >= 3) {
           throw error;
         }
       }
     }
-    await page.keyboard.press("Enter");
+  }
+
+  /** The palette (F1) from where the focus is, `title` typed, and its row (that label, exactly) clicked. */
+  async palette(title, timeout = 30_000) {
+    const page = this.page;
+    const input = page.locator(".quick-input-widget .quick-input-box input");
+    await page.keyboard.press("F1");
+    await input.waitFor({ state: "visible" });
+    await input.fill(`>${title}`);
+    // Not Enter, which runs the focused row: for a moment after the typing, that can be a row of the list
+    // before the filter (a recently used command; seen on a fast machine), or a longer title that ranks first.
+    const exact = new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`);
+    const row = page.locator(".quick-input-widget .monaco-list-row").filter({ has: page.locator(".label-name", { hasText: exact }) });
+    await row.first().click({ timeout });
   }
 
   /** Answers an input box (vscode.window.showInputBox) with `text`. */
