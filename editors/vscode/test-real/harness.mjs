@@ -298,7 +298,13 @@ export class RealVSCode {
       }
       await sleep(100);
     }
-    throw new Error(`no notification matches ${re}: ${JSON.stringify(last)}`);
+    // What was on screen instead (artifacts/<session>/), and what the notification center holds.
+    await this.shot("no-such-notification").catch(() => undefined);
+    const center = await this.page
+      .locator(".notifications-center .notification-list-item-message")
+      .allTextContents()
+      .catch(() => []);
+    throw new Error(`no notification matches ${re}: ${JSON.stringify(last)}; in the notification center: ${JSON.stringify(center)}`);
   }
 
   /**
