@@ -53,6 +53,23 @@ def test_stdio_exit_code(ws: Path, shutdown: bool, code: int) -> None:
     assert b"Traceback" not in p.stderr
 
 
+@pytest.mark.parametrize("verbose", [[], ["-vv"]], ids=["quiet", "-vv"])
+def test_a_cancel_for_an_answered_request_is_no_warning(ws: Path, verbose: list[str]) -> None:
+    # VS Code cancels code action and diagnostic requests it no longer needs, mostly after their answer:
+    # pygls's warning for each filled the Forge output; it is routine, logged only at -vv (DEBUG).
+    cancels = b"".join(frame({"method": "$/cancelRequest", "params": {"id": n}}) for n in (1, 7))
+    stdin = session(ws, shutdown=True).replace(
+        frame({"id": 2, "method": "shutdown"}), cancels + frame({"id": 2, "method": "shutdown"})
+    )
+    p = subprocess.run([sys.executable, "-m", "forge_lsp", *verbose], input=stdin, capture_output=True, timeout=30, env=ENV)
+    assert p.returncode == 0, p.stderr.decode()
+    cancelled = [line for line in p.stderr.decode().splitlines() if "Cancel notification for unknown message id" in line]
+    if verbose:
+        assert len(cancelled) == 2 and all(" DEBUG pygls.protocol.json_rpc: " in line for line in cancelled), cancelled
+    else:
+        assert cancelled == [] and b"WARNING" not in p.stderr, p.stderr.decode()
+
+
 @pytest.mark.parametrize(("shutdown", "code"), [(True, 0), (False, 1)])
 def test_tcp_exit_code_and_no_traceback(ws: Path, shutdown: bool, code: int) -> None:
     port = free_port()

@@ -34,6 +34,18 @@ def say(out: TextIO, text: str) -> None:
     render_say(out, text)
 
 
+class _AnsweredCancels(logging.Filter):
+    """pygls warns of every $/cancelRequest for a request it has answered already, which VS Code sends for most
+    code action and diagnostic requests it stopped needing (a dozen at a time in the Forge output): routine, as
+    LSP lets a server ignore such a cancel. Logged at DEBUG (-vv) instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno == logging.WARNING and record.getMessage().startswith("Cancel notification for unknown message id"):
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+            return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+        return True
+
+
 def _setup_logging(verbose: int, log_file: str | None) -> None:
     level = logging.WARNING - 10 * min(verbose, 2)
     from forge_lsp.redact import RedactingFormatter
@@ -41,6 +53,7 @@ def _setup_logging(verbose: int, log_file: str | None) -> None:
     handler: logging.Handler = logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
     handler.setFormatter(RedactingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=level, handlers=[handler])
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_AnsweredCancels())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
