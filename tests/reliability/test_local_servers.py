@@ -176,6 +176,7 @@ async def test_without_max_tokens_the_cut_names_the_servers_limit(workspace: Pat
 
 async def test_timeouts_stop_at_the_requests_total_budget(workspace: Path, record_reliability) -> None:  # type: ignore[no-untyped-def]
     with OpenAIStub([{"hang": 5}] * 8) as stub:
+        load_litellm()  # not the turn's time: the first litellm test of a loaded worker imports it for ~10 s
         started = time.perf_counter()
         summary, events = await run_turn(workspace, stub, timeout_s=1, retry="max_attempts = 8\nmin_delay_ms = 5\n")
         took = time.perf_counter() - started
