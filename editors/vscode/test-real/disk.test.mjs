@@ -92,7 +92,7 @@ describe("real VS Code: the agent's edits reach the disk (issue 35)", { skip, ti
   const dirtyTab = () => vs.page.locator(".tabs-container .tab.dirty", { hasText: "calc.py" });
 
   async function run(prompt) {
-    await vs.palette("Forge: Run Agent"); // from the editor as it is: vs.command presses Escape and clicks into the workbench first
+    await vs.palette("Forge: Run Agent"); // from the editor as it is (vs.command presses Escape and clicks into the page first)
     await vs.answerInput(prompt, "What should Forge do?");
   }
 

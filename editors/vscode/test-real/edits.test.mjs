@@ -75,10 +75,10 @@ describe("real VS Code: agent edits and their review (issue 25)", { skip, timeou
         )
     ).replace(/\u00a0/g, " ");
 
-  // The palette opened from the editor with the keyboard (vs.command clicks into the page first,
-  // which would move the cursor this test watches).
+  // The palette opened from the editor with F1 (vs.command clicks into the page first, which would move the
+  // cursor this test watches).
   async function run(prompt) {
-    await vs.palette("Forge: Run Agent"); // from the editor as it is: vs.command presses Escape and clicks into the workbench first
+    await vs.palette("Forge: Run Agent");
     await vs.answerInput(prompt, "What should Forge do?");
   }
 

@@ -239,7 +239,7 @@ export class RealVSCode {
     await input.waitFor({ state: "visible" });
     await input.fill(`>${title}`);
     // Not Enter, which runs the focused row: for a moment after the typing, that can be a row of the list
-    // before the filter (a recently used command; seen on a fast machine), or a longer title that ranks first.
+    // before the filter (a recently used command), or a longer title that ranks first.
     const exact = new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`);
     const row = page.locator(".quick-input-widget .monaco-list-row").filter({ has: page.locator(".label-name", { hasText: exact }) });
     await row.first().click({ timeout });
