@@ -248,10 +248,19 @@ class EditorFiles:
             raise ToolFailure(f"the user rejected the edit to {rel}", rel)
         reason = result.failure_reason or "no reason given"
         failure = ToolFailure if reason != CHANGED_SINCE else ChangedInReview if reviewed else ChangedSince
-        if failure is ChangedSince and version is not None:
+        made_for = _version_of(edit, path)
+        if failure is ChangedSince and made_for is not None:
             # The user's typing, which the client may report later (Neovim: up to 150 ms): the edit is made again
             # on it (tools/patch.py), so it waits for that report, as long as for the report of an edit.
             await self.server.document_changes.until(
-                path.as_uri(), lambda: getattr(self._open(path), "version", None) != version, REPORT_SECS
+                path.as_uri(), lambda: getattr(self._open(path), "version", None) != made_for, REPORT_SECS
             )
         raise failure(f"the editor did not apply the edit to {rel}: {reason}", rel)
+
+
+def _version_of(edit: t.WorkspaceEdit, path: Path) -> int | None:
+    """The document version an edit of path was made for (None: none named)."""
+    for change in edit.document_changes or []:
+        if isinstance(change, t.TextDocumentEdit) and change.text_document.uri == path.as_uri():
+            return change.text_document.version
+    return None
