@@ -255,6 +255,36 @@ export class RealVSCode {
     await page.keyboard.press("Enter");
   }
 
+  /**
+   * Types `text` into the Chat view's input and sends it (Enter), as a user does; returns once it was sent: the
+   * input no longer holds its last word (the participant may stay: "@forge "). A completion list still open when
+   * Enter comes (the participant's commands, a word's) takes the Enter instead of sending: it is closed first,
+   * and Enter pressed again while the text stays unsent.
+   */
+  async chatSend(text) {
+    const page = this.page;
+    const input = page.locator(".part.auxiliarybar").locator(".interactive-input-editor .monaco-editor, .chat-input-container .monaco-editor").first();
+    const typed = async () => ((await input.locator(".view-lines").innerText().catch(() => "")) ?? "").replace(/\u00a0/g, " ");
+    const last = text.trim().split(/\s+/).pop();
+    await input.click();
+    await page.keyboard.type(text);
+    const suggest = page.locator(".suggest-widget.visible");
+    for (let attempt = 1; attempt <= 3; attempt += 1) {
+      if ((await suggest.count()) > 0) {
+        await page.keyboard.press("Escape");
+      }
+      await page.keyboard.press("Enter");
+      const end = Date.now() + 10_000;
+      while (Date.now() < end) {
+        if (!(await typed()).includes(last)) {
+          return;
+        }
+        await sleep(200);
+      }
+    }
+    throw new Error(`the Chat view did not send ${JSON.stringify(text)}: its input holds ${JSON.stringify(await typed())}`);
+  }
+
   /** The status bar items' texts. */
   async statusBar() {
     return this.page.locator(".statusbar .statusbar-item").allInnerTexts();
