@@ -124,10 +124,7 @@ class FakeEditor:
             if buf is not None and self.types_before_edit is not None:
                 typing, self.types_before_edit = self.types_before_edit, None
                 buf.text, buf.modified, buf.version = typing(buf.text), True, buf.version + 1
-                if self.report_ms:  # reported as an edit is: report_ms later
-                    asyncio.get_running_loop().call_later(self.report_ms / 1000, self._report, buf)
-                else:
-                    self._report(buf)
+                self._report_as_edit(buf)
             if buf is None:
                 path = Path(unquote(urlparse(change.text_document.uri).path))
                 path.write_text(apply(path.read_text() if path.exists() else "", list(change.edits)))
@@ -148,14 +145,17 @@ class FakeEditor:
             changed[0].text += self.user_types
             changed[0].version += 1
             self.user_types = None
-        loop = asyncio.get_running_loop()
         for buf in changed:
-            if self.report_ms:
-                loop.call_later(self.report_ms / 1000, self._report, buf)
-            else:
-                self._report(buf)
+            self._report_as_edit(buf)
 
         return t.ApplyWorkspaceEditResult(applied=True)
+
+    def _report_as_edit(self, buf: Buffer) -> None:
+        """buf's change reported as an edit's is: report_ms later (Neovim's debounce), or at once."""
+        if self.report_ms:
+            asyncio.get_running_loop().call_later(self.report_ms / 1000, self._report, buf)
+        else:
+            self._report(buf)
 
     def reload_documents(self, params: Any) -> list[dict[str, Any]]:
         """forge/reloadDocuments: each document read again from the disk when it is at the version asked and

@@ -264,7 +264,7 @@ export class RealVSCode {
   async chatSend(text) {
     const page = this.page;
     const input = page.locator(".part.auxiliarybar").locator(".interactive-input-editor .monaco-editor, .chat-input-container .monaco-editor").first();
-    const typed = async () => ((await input.locator(".view-lines").innerText().catch(() => "")) ?? "").replace(/\u00a0/g, " ");
+    const typed = async () => (await input.locator(".view-lines").innerText().catch(() => "")).replace(/\u00a0/g, " ");
     const last = text.trim().split(/\s+/).pop();
     await input.click();
     await page.keyboard.type(text);
