@@ -113,6 +113,17 @@ class Screen:
                 raise AssertionError(f"{what!r} not on screen after {timeout} s:\n{screen}")
             time.sleep(0.05)
 
+    def dismiss(self, timeout: float = 5.0) -> str:
+        """Enter at a hit-enter prompt (after :messages), and the screen once Neovim has redrawn without it:
+        read at once, the pane may still show the prompt (CI, stop 43)."""
+        self.keys("Enter")
+        deadline = time.monotonic() + timeout
+        while "Press ENTER" in (screen := self.text()):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the hit-enter prompt stayed after Enter:\n{screen}")
+            time.sleep(0.05)
+        return screen
+
     def resize(self, columns: int) -> None:
         """The terminal becomes columns wide (Neovim redraws for it)."""
         subprocess.run([str(TMUX), "resize-window", "-t", self.name, "-x", str(columns), "-y", "50"], check=True)

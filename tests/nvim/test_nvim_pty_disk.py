@@ -63,7 +63,7 @@ def test_the_newcomers_turn_on_screen(tmp_path: Path, flavour: str, nvim: str | 
         assert (ws / "main.py").read_text() == "def add(a, b):\n    return a + b\n"  # never written for them
         s.command("messages")
         shown = s.wait_for("main.py has unsaved changes of yours, so the agent's edit stays in the buffer")
-        s.keys("Enter")
+        s.dismiss()
         s.assert_clean()
     finally:
         s.close()
@@ -110,7 +110,7 @@ def test_the_agents_sed_reaches_the_buffer_on_screen(tmp_path: Path, flavour: st
         s.keys("j", "k")
         s.command("messages")
         shown = s.wait_for("main.py changed on disk (the agent's shell call) while it has unsaved changes of yours")
-        s.keys("Enter")
+        s.dismiss()
         shown = s.wait_for("# my unsaved line")
         assert "return a + b  # fixed" in shown, shown  # the buffer as the person left it
         s.command("set modified?")
