@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import os
 import sqlite3
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ import pytest
 from forge_lsp.domain.messages import ChatMessage, ToolCall
 from forge_lsp.state.dirs import ensure_state_dir
 from forge_lsp.state.liveness import boot_id, may_signal
+from forge_lsp.state.lock import TurnLock
 from forge_lsp.state.store import INTERRUPTED_RESULT, StateStore
 from forge_lsp.tools.process import run_process, shell_argv
 
@@ -133,3 +136,42 @@ def test_a_running_command_is_recorded_by_the_argv_it_was_started_with(workspace
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+def test_a_refused_turn_names_a_holder_that_has_not_written_its_name_yet(tmp_path: Path) -> None:
+    """The holder takes the flock, then writes who it is: a refusal in that moment waits for the name instead of
+    saying "another process" (CI, stop 43: three concurrent `forge-lsp run`)."""
+    path = tmp_path / "turn.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # taken, not yet named
+
+        def name_it() -> None:
+            os.pwrite(fd, b"pid 4242, turn t-1", 0)
+
+        timer = threading.Timer(0.1, name_it)
+        timer.start()
+        assert TurnLock(path).acquire("t-2") == "pid 4242, turn t-1"
+        timer.join()
+    finally:
+        os.close(fd)
+
+
+def test_a_lock_whose_holder_never_names_itself_is_another_process(tmp_path: Path) -> None:
+    path = tmp_path / "turn.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        assert TurnLock(path).acquire("t-2") == "another process"
+    finally:
+        os.close(fd)
+
+
+def test_a_holder_writes_its_name_over_a_longer_one_without_leaving_its_tail(tmp_path: Path) -> None:
+    path = tmp_path / "turn.lock"
+    path.write_text("pid 1234567, turn a-very-long-turn-id-left-behind")
+    lock = TurnLock(path)
+    assert lock.acquire("t") is None
+    assert path.read_text() == f"pid {os.getpid()}, turn t"
+    lock.release()
+    assert path.read_text() == ""

@@ -6,11 +6,15 @@ import contextlib
 import fcntl
 import logging
 import os
+import time
 from pathlib import Path
 
 log = logging.getLogger(__name__)
 
 LOCK_FILE = "turn.lock"
+# The holder writes who it is just after it takes the lock; a refusal in between reads an empty file and waits
+# this long for the name (CI, stop 43: three `forge-lsp run` at once, one refused as "another process").
+HOLDER_WAIT_SECS = 0.5
 
 
 class TurnLock:
@@ -35,12 +39,12 @@ class TurnLock:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             try:
-                holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip()
+                return _holder(fd) or "another process"
             finally:
                 os.close(fd)
-            return holder or "another process"
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()}, turn {turn_id}".encode(), 0)
+        holder = f"pid {os.getpid()}, turn {turn_id}".encode()
+        os.pwrite(fd, holder, 0)
+        os.ftruncate(fd, len(holder))
         self._fd = fd
         return None
 
@@ -51,3 +55,11 @@ class TurnLock:
                 os.ftruncate(self._fd, 0)
             os.close(self._fd)
             self._fd = None
+
+
+def _holder(fd: int) -> str:
+    """Who holds the lock, as the holder wrote it: read again for a moment while the file is still empty."""
+    deadline = time.monotonic() + HOLDER_WAIT_SECS
+    while not (holder := os.pread(fd, 200, 0).decode("utf-8", "replace").strip()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return holder
