@@ -379,3 +379,16 @@ async def test_a_new_file_gets_the_usual_mode_and_an_edited_one_keeps_its_own(t:
         assert script.stat().st_mode & 0o777 == 0o750
     finally:
         os.umask(old)
+
+
+async def test_a_call_missing_several_fields_says_so_once_and_names_the_wrong_one(workspace: Path) -> None:
+    """jsonschema gives one error per missing field: they are one clause, and the field the model misnamed
+    (`path` for `file_path`) is still named (a newcomer's report: it was cut off after three copies)."""
+    ctx = ToolContext(Workspace(workspace), ForgeConfig())
+    result, _ = await ToolRegistry().call(ToolCall("c", "patch", json.dumps({"path": "calc.py"})), ctx)
+    assert result.is_error
+    assert result.output.count("missing required field(s)") == 1, result.output
+    assert "missing required field(s) file_path, old_string, new_string" in result.output, result.output
+    assert "unknown field 'path'" in result.output, result.output
+    result, _ = await ToolRegistry().call(ToolCall("c", "write", "{}"), ctx)
+    assert result.output.count("missing required field(s) file_path, content") == 1, result.output

@@ -102,7 +102,10 @@ def check_arguments(value: Any, schema: Mapping[str, Any], where: str = "argumen
         log.warning("input schema cannot be checked (%s); arguments are not checked", str(exc).splitlines()[0][:200])
         return
     if errors:
-        raise ToolFailure("; ".join(_describe(e, where) for e in errors[:MAX_REPORTED_ERRORS]))
+        # jsonschema reports each missing field as an error of its own, and each is described with all of them:
+        # said once, so that the next wrong thing (a field named `path`, not `file_path`) is not cut off.
+        said = list(dict.fromkeys(_describe(e, where) for e in errors))
+        raise ToolFailure("; ".join(said[:MAX_REPORTED_ERRORS]))
 
 
 class ToolRegistry:
