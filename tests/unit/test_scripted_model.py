@@ -81,7 +81,16 @@ async def test_missing_script_is_a_clear_non_retryable_error(workspace: Path) ->
 
 
 @pytest.mark.parametrize(
-    ("text", "why"), [('[{"text": "hi"}]', "must hold an object with a 'responses' list"), ('{"responses": [1]}', "entry 0 of")]
+    ("text", "why"),
+    [
+        ('[{"text": "hi"}]', "must hold an object with a 'responses' list"),
+        ('{"responses": [1]}', "entry 0 of"),
+        # A misspelt key was an empty reply: retried, the script moved on, the turn passed (a newcomer's report).
+        ('{"responses": [{"txt": "oops"}]}', "has an unknown key 'txt' (an entry may have: text, tool_calls,"),
+        ('{"responses": [{"tool_calls": [{"nmae": "shell"}]}]}', "tool_calls[0] must be an object with a 'name'"),
+        ('{"responses": [{"tool_calls": [{"name": "shell", "args": {}}]}]}', "tool_calls[0] has an unknown key 'args'"),
+        ('{"responses": [{"tool_calls": {"name": "shell"}}]}', "tool_calls must be a list of calls"),
+    ],
 )
 async def test_a_malformed_script_is_named_once_as_the_scripted_models(workspace: Path, text: str, why: str) -> None:
     (workspace / "bad.json").write_text(text)

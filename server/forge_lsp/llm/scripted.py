@@ -132,7 +132,29 @@ def next_entry(name: str) -> dict[str, Any]:
     entry = responses[pos]
     if not isinstance(entry, dict):
         raise ScriptError(f"entry {pos} of {name} is not an object")
+    _check_entry(entry, f"entry {pos} of {name}")
     return entry
+
+
+ENTRY_KEYS = ("text", "tool_calls", "error", "reasoning", "delay_ms", "usage")
+CALL_KEYS = ("name", "arguments", "id")
+
+
+def _check_entry(entry: dict[str, Any], where: str) -> None:
+    """A misspelt key ({"txt": ...}) fails the turn, naming it: read as it is, the entry is an empty reply, which
+    is retried and moves the script on without a word."""
+    if unknown := [k for k in entry if k not in ENTRY_KEYS]:
+        raise ScriptError(f"{where} has an unknown key {unknown[0]!r} (an entry may have: {', '.join(ENTRY_KEYS)})")
+    calls = entry.get("tool_calls")
+    if calls is None:
+        return
+    if not isinstance(calls, list):
+        raise ScriptError(f"{where}: tool_calls must be a list of calls")
+    for i, call in enumerate(calls):
+        if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+            raise ScriptError(f"{where}: tool_calls[{i}] must be an object with a 'name'")
+        if unknown := [k for k in call if k not in CALL_KEYS]:
+            raise ScriptError(f"{where}: tool_calls[{i}] has an unknown key {unknown[0]!r} (a call may have: {', '.join(CALL_KEYS)})")
 
 
 def _error_spec(entry: dict[str, Any]) -> tuple[int, str, float | None]:
