@@ -81,7 +81,9 @@ def format_event(event: Mapping[str, Any]) -> str | None:
         cause = str(event.get("output", "")).split("<cause>", 1)[-1].split("</cause>", 1)[0]
         if cause.startswith(NOT_RUN):  # kept from running by the repeated-call stop: no failure of the tool's
             return f"  ⊘ {event['tool']} not run: {cause.removeprefix(NOT_RUN).split('. ', 1)[0]}"
-        return f"  ✗ {event['tool']} failed: {cause.strip().splitlines()[0] if cause.strip() else ''}"
+        first = cause.strip().splitlines()[0] if cause.strip() else ""
+        said = _last_said(cause) if _COMMAND_FAILED.match(first) else ""
+        return f"  ✗ {event['tool']} failed: {first}" + (f" ({said})" if said else "")
     if kind == "retry":
         budget = f"{event['attemptsLeft']} of {event['limit']} attempts left"
         if event.get("endsTurn") or event.get("attemptsLeft") == 0:
@@ -135,6 +137,31 @@ def format_event(event: Mapping[str, Any]) -> str | None:
             line += f"\n  left: {_count(problems['count'], 'new problem')} in {', '.join(files)}"
         return line
     return None
+
+
+_COMMAND_FAILED = re.compile(r"command (exited with code -?\d+|timed out after )")
+_STREAMS = re.compile(r"<(stderr|stdout)>(.*?)</\1>", re.S)
+LAST_SAID_CHARS = 160
+
+
+_NAMED_ERROR = re.compile(r"\b[A-Z]\w*(Error|Exception)\b")
+
+
+def _last_said(output: str) -> str:
+    """What a failed command said, for the line that tells of it: the last line that names an error ("AssertionError:
+    -1 != 5", not unittest's "FAILED (failures=1)" after it; pytest's is on stdout, under a warning on stderr), its
+    stderr's before its stdout's; else the last line of its stderr, or of its stdout ("stderr: cat: app.cfg: No such
+    file or directory"); "" when it printed nothing. The model reads all of it."""
+    streams = {m.group(1): m.group(2) for m in _STREAMS.finditer(output)}
+    lines = {name: [line.strip() for line in streams.get(name, "").splitlines() if line.strip()] for name in ("stderr", "stdout")}
+    found = next(
+        ((name, line) for name in lines for line in reversed(lines[name]) if _NAMED_ERROR.search(line)),
+        next(((name, said[-1]) for name, said in lines.items() if said), None),
+    )
+    if found is None:
+        return ""
+    name, line = found
+    return f"{name}: {line if len(line) <= LAST_SAID_CHARS else line[: LAST_SAID_CHARS - 1] + '…'}"
 
 
 def reminder_line(text: str, hook: bool = True) -> str:

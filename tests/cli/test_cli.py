@@ -101,6 +101,32 @@ def test_run_interrupted_exits_3(workspace: Path) -> None:
     assert "## Interrupted: MaxToolFailurePerTurnLimitReached" in transcript.read_text()
 
 
+def test_a_failed_command_is_told_with_the_error_it_printed(workspace: Path) -> None:
+    """The ✗ line names what a failed command said (a newcomer saw only "exited with code 1": the assertion was in
+    the transcript, whose path the run does not print); the model is given all of it."""
+    (workspace / "test_x.py").write_text(
+        "import unittest\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(-1, 5)\n"
+    )
+    write_script(
+        workspace,
+        *(
+            {"tool_calls": [{"name": "shell", "arguments": {"command": command}}]}
+            for command in ("cat nope.cfg", "python3 -m unittest -q test_x", "echo only out; exit 3", "exit 4")
+        ),
+        {"text": "ok"},
+    )
+    (workspace / ".forge.toml").write_text('model = "scripted/script.json"\nmax_tool_failure_per_turn = 9\n')
+    trust_workspace(workspace)
+    p = forge("run", "test it", "--workspace", str(workspace))
+    failed = [line for line in p.stdout.splitlines() if line.startswith("  ✗ shell failed")]
+    assert failed == [
+        "  ✗ shell failed: command exited with code 1 (stderr: cat: nope.cfg: No such file or directory)",
+        "  ✗ shell failed: command exited with code 1 (stderr: AssertionError: -1 != 5)",  # not "FAILED (failures=1)"
+        "  ✗ shell failed: command exited with code 3 (stdout: only out)",
+        "  ✗ shell failed: command exited with code 4",  # it printed nothing
+    ], p.stdout + p.stderr
+
+
 def test_run_failed_exits_1(workspace: Path) -> None:
     write_script(workspace, {"error": {"status": 401, "message": "bad key"}})
     p = forge("run", "x", "-w", str(workspace))

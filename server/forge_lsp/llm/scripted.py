@@ -154,7 +154,9 @@ def _check_entry(entry: dict[str, Any], where: str) -> None:
         if not isinstance(call, dict) or not isinstance(call.get("name"), str):
             raise ScriptError(f"{where}: tool_calls[{i}] must be an object with a 'name'")
         if unknown := [k for k in call if k not in CALL_KEYS]:
-            raise ScriptError(f"{where}: tool_calls[{i}] has an unknown key {unknown[0]!r} (a call may have: {', '.join(CALL_KEYS)})")
+            raise ScriptError(
+                f"{where}: tool_calls[{i}] has an unknown key {unknown[0]!r} (a call may have: {', '.join(CALL_KEYS)})"
+            )
 
 
 def _error_spec(entry: dict[str, Any]) -> tuple[int, str, float | None]:
