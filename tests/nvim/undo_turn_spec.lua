@@ -46,11 +46,21 @@ vim.schedule(function()
     end)
     assert(uv.fs_stat(ws .. "/made.py"), "made.py was not written")
     vim.wait(300) -- the buffer's change reaches the server (didChange)
+    local function floats()
+      return vim.tbl_filter(function(win)
+        return vim.api.nvim_win_get_config(win).relative ~= ""
+      end, vim.api.nvim_list_wins())
+    end
+    wait(2000, "no reply float", function()
+      return #floats() == 1
+    end)
 
     vim.cmd("ForgeUndoTurn")
     wait(10000, "no undo message", function()
       return #notes_with("Forge: undid turn ") == 1
     end)
+    -- The undone turn's reply goes with it (a newcomer saw it stay over the restored line).
+    assert(#floats() == 0, "the undone turn's reply float is still open")
     local said = notes_with("Forge: undid turn ")[1]
     assert(said.msg:find("restored main.py, removed made.py", 1, true), said.msg)
     assert(line1() == "x = 1", "the buffer was not put back: " .. tostring(line1()))

@@ -215,6 +215,7 @@ function M.undo_turn(turn_id, on_result)
       table.insert(done, tostring(file.action) .. " " .. tostring(file.path))
     end
     local what = #done > 0 and table.concat(done, ", ") or "every file was already as before it"
+    require("forge.reply").close() -- the reply of the turn undone, over the lines it no longer holds
     notify(one_line("Forge: undid turn " .. tostring(result.turnId) .. ": " .. what))
     answer(on_result, result)
   end)

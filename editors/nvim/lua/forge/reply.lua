@@ -43,7 +43,8 @@ local function show_split(lines)
   return win
 end
 
---- The last turn's reply float goes when the next turn starts (it answered the previous prompt).
+--- The last turn's reply float goes when the next turn starts (it answered the previous prompt) and when
+--- a turn is undone.
 M.close = close_float
 
 --- A completed turn's reply (turnFinished's summary.text), shown as the reply option says.
