@@ -256,6 +256,18 @@ def test_verbose_works_before_or_after_the_subcommand(workspace: Path, where: st
     assert " INFO " in log.read_text() and "; timing: totalMs" in log.read_text()
 
 
+def test_a_revoked_workspace_is_said_to_be_revoked(workspace: Path) -> None:
+    """As `trust --status` says it, and as a workspace whose files changed is told (a newcomer's report)."""
+    (workspace / ".forge.toml").write_text('api_base = "http://127.0.0.1:9/v1"\n')
+    assert forge("trust", str(workspace)).returncode == 0
+    assert forge("trust", str(workspace), "--revoke").returncode == 0
+    p = forge("run", "hello", "-w", str(workspace), "-m", "scripted/echo")
+    assert p.returncode == 0, p.stderr
+    (line,) = p.stderr.strip().splitlines()
+    assert line.startswith(f"forge-lsp: {workspace} is not trusted (you revoked its trust: forge-lsp trust --revoke), so"), line
+    assert f"`forge-lsp trust {workspace}` trusts it" in line, line
+
+
 def test_an_untrusted_workspace_is_said_once_and_only_what_matters(workspace: Path) -> None:
     (workspace / ".forge.toml").write_text('model = "scripted/s.json"\napi_base = "http://127.0.0.1:9/v1"\n')
     p = forge("run", "hello", "-w", str(workspace), "-m", "scripted/echo")

@@ -81,7 +81,8 @@ async def run_headless(
     ignored = runtime.untrusted_problems(model)
     say_problems(runtime.config_problems())  # the ignored ones are said in one line below
     if ignored:
-        say(sys.stderr, untrusted_line(runtime.root, workspace, ignored, runtime.trust_state() == "changed", refused is None))
+        changed = runtime.trust_state() == "changed"
+        say(sys.stderr, untrusted_line(runtime.root, workspace, ignored, changed, refused is None, runtime.trust_revoked()))
     printer = EventPrinter(out)
 
     def emit(event: Event) -> None:
@@ -121,7 +122,9 @@ IGNORED_NAMED = 10
 NOT_TRUSTED = "ignored because this workspace is not trusted: "
 
 
-def untrusted_line(root: Path, workspace: Path, ignored: list[ConfigProblem], changed: bool, hint: bool = True) -> str:
+def untrusted_line(
+    root: Path, workspace: Path, ignored: list[ConfigProblem], changed: bool, hint: bool = True, revoked: bool = False
+) -> str:
     """One line for what an untrusted workspace had ignored: each setting where it is and why, and how to trust it
     (unless hint is False: it cannot be trusted as it is, and a line before says why)."""
 
@@ -132,7 +135,13 @@ def untrusted_line(root: Path, workspace: Path, ignored: list[ConfigProblem], ch
 
     listed = "; ".join(named(p) for p in ignored[:IGNORED_NAMED])
     more = f"; and {len(ignored) - IGNORED_NAMED} more" if len(ignored) > IGNORED_NAMED else ""
-    since = " (its files changed since you trusted it)" if changed else ""
+    since = (
+        " (its files changed since you trusted it)"
+        if changed
+        else " (you revoked its trust: forge-lsp trust --revoke)"
+        if revoked
+        else ""
+    )
     how = f" `forge-lsp trust {workspace}` trusts it, --trust trusts it for this run" if hint else ""
     return f"forge-lsp: {root} is not trusted{since}, so it cannot set: {listed}{more}.{how}"
 

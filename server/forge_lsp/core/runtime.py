@@ -117,6 +117,10 @@ class WorkspaceRuntime:
         """ "trusted", "changed" (trusted once; a trust-relevant file changed since) or "untrusted"."""
         return self.trust.state()
 
+    def trust_revoked(self) -> bool:
+        """Whether the user revoked this workspace's trust (forge-lsp trust --revoke) and has not trusted it again."""
+        return self.trust.store.revoked(self.root)
+
     def workspace_files(self) -> tuple[list[Path], list[Path]]:
         return self.trust.workspace_files()
 
