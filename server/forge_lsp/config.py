@@ -113,8 +113,21 @@ def snake_keys(value: Any, depth: int = 0) -> Any:
     Tables deeper than the schema's MAX_DEPTH are left as they are (validate refuses them).
     """
     if isinstance(value, Mapping) and depth < MAX_DEPTH:
-        return {_CAMEL.sub(r"_\1", str(k)).lower(): snake_keys(v, depth + 1) for k, v in value.items()}
+        return {snake_key(k): snake_keys(v, depth + 1) for k, v in value.items()}
     return value
+
+
+def snake_key(key: Any) -> str:
+    """maxToolFailurePerTurn -> max_tool_failure_per_turn (a snake_case key stays as it is)."""
+    return _CAMEL.sub(r"_\1", str(key)).lower()
+
+
+_SUGGESTED = re.compile(r"\(did you mean ([\w.]+)\?\)")
+
+
+def camel_key(key: str) -> str:
+    """max_tool_failure_per_turn -> maxToolFailurePerTurn, part by part of a dotted key."""
+    return ".".join(re.sub(r"_([a-z0-9])", lambda m: m.group(1).upper(), part) for part in key.split("."))
 
 
 # Each part of these two takes characters no neighbour takes, so no line (a multi-line string may hold any) makes
@@ -280,8 +293,27 @@ class ConfigLoader:
         settings = {k: v for k, v in self.editor.items() if k not in CLIENT_ONLY and v is not None}
         good, issues = validate(settings)
         for issue in issues:
-            problems.append(ConfigProblem("editor", issue.key, issue.message))
+            written = self._as_written(issue.key)
+            message = issue.message
+            if written != issue.key:  # camelCase settings: the fix in their words too
+                message = _SUGGESTED.sub(lambda m: f"(did you mean {camel_key(m.group(1))}?)", message)
+            problems.append(ConfigProblem("editor", written, message))
         return good
+
+    def _as_written(self, key: str) -> str:
+        """A dotted snake_case key of the editor layer as the settings spelled it (maxToolFailurePerTurns)."""
+        raw, parts = self.editor_raw, []
+        for part in key.split("."):
+            name = (
+                next((str(k) for k in raw if snake_keys({k: None}).popitem()[0] == part), None)
+                if isinstance(raw, Mapping)
+                else None
+            )
+            if name is None:
+                return key
+            parts.append(name)
+            raw = raw[name]
+        return ".".join(parts)
 
     def _untrusted(self, layer: dict[str, Any], problems: list[ConfigProblem], baseline: Mapping[str, Any]) -> dict[str, Any]:
         """The workspace layer less what needs trust; each ignored key reported at its line.

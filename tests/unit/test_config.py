@@ -190,7 +190,22 @@ def test_bad_editor_setting_dropped_alone(workspace: Path) -> None:
     ld.set_editor({"model": "ollama/qwen3", "maxToolFailurePerTurn": "three"})
     eff = ld.load()
     assert (eff.config.model, eff.config.max_tool_failure_per_turn) == ("ollama/qwen3", 3)
-    assert [p.key for p in eff.problems] == ["max_tool_failure_per_turn"]
+    assert [p.key for p in eff.problems] == ["maxToolFailurePerTurn"]  # as the settings spell it
+
+
+def test_an_editor_settings_typo_is_told_in_the_settings_own_spelling(workspace: Path) -> None:
+    """VS Code's and Neovim's settings are camelCase: the key and its fix are said so (a newcomer was told
+    "max_tool_failure_per_turns ... did you mean max_tool_failure_per_turn?" for maxToolFailurePerTurns)."""
+    ld = loader(workspace)
+    ld.set_editor({"maxToolFailurePerTurns": 3, "retry": {"minDelayMz": 5}})
+    told = sorted((p.key, p.message) for p in ld.load().problems)
+    assert told == [
+        ("maxToolFailurePerTurns", "unknown key (did you mean maxToolFailurePerTurn?)"),
+        ("retry.minDelayMz", "unknown key (did you mean retry.minDelayMs?)"),
+    ], told
+    ld.set_editor({"max_tool_failure_per_turns": 4})  # written so, told so
+    told = [(p.key, p.message) for p in ld.load().problems]
+    assert told == [("max_tool_failure_per_turns", "unknown key (did you mean max_tool_failure_per_turn?)")], told
 
 
 def test_no_default_model(workspace: Path) -> None:
