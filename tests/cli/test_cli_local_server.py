@@ -46,6 +46,9 @@ def test_the_loopback_server_is_one_command_and_needs_no_api_key(tmp_path: Path)
         )
         assert p.returncode == 0, p.stdout + p.stderr
         assert "hello from the loopback server" in p.stdout and "■ turn completed: 1 request" in p.stdout, p.stdout
+        # It reports the prompt's tokens as a server counts them: no warning that it drops the tools (a newcomer
+        # was told so by the stub's fixed 11 prompt tokens).
+        assert "does not pass tools" not in p.stdout + p.stderr, p.stdout + p.stderr
     finally:
         server.send_signal(signal.SIGINT)
         server.wait(timeout=15)

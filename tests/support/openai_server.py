@@ -18,7 +18,8 @@ class OpenAIStub:
     Behaviours: {"text": str} | {"tool": name, "arguments": str} (either with "usage": {prompt_tokens,
     completion_tokens, cached_tokens}: reported when the request asks, stream_options.include_usage;
     either with "reasoning": str, streamed first as reasoning_content deltas; either with "finish": a
-    finish_reason, e.g. "length" for a reply cut at the token limit) | {"status": int, "headers": {...},
+    finish_reason, e.g. "length" for a reply cut at the token limit; without "usage", the prompt's tokens are
+    estimated from the request's length, ~4 characters each, tools included) | {"status": int, "headers": {...},
     "body": {...}} | {"reset": True} | {"hang": seconds} | {"empty": True}. Past the end: text "done".
 
     ``server`` makes it behave as a local model server does: "llama-server" (llama.cpp: /props, a prompt cache, a
@@ -329,8 +330,8 @@ class OpenAIStub:
         return f"data: {json.dumps(data)}\n\n".encode()
 
     @staticmethod
-    def _usage_chunk(model: str, given: dict[str, int] | None) -> bytes:
-        u = {"prompt_tokens": 11, "completion_tokens": 7, **(given or {})}
+    def _usage_chunk(model: str, given: dict[str, int] | None, prompt_tokens: int) -> bytes:
+        u = {"prompt_tokens": prompt_tokens, "completion_tokens": 7, **(given or {})}
         usage: dict[str, Any] = {
             "prompt_tokens": u["prompt_tokens"],
             "completion_tokens": u["completion_tokens"],
@@ -371,7 +372,7 @@ class OpenAIStub:
         chunks.append(self._chunk(model, {}, b.get("finish", finish)))
         if (body.get("stream_options") or {}).get("include_usage"):
             # As OpenAI does: a last chunk with no choices carries the usage, only when asked for.
-            chunks.append(self._usage_chunk(model, b.get("usage")))
+            chunks.append(self._usage_chunk(model, b.get("usage"), prompt_estimate(h)))
         chunks.append(b"data: [DONE]\n\n")
         for c in chunks:
             h.wfile.write(c)
@@ -380,7 +381,7 @@ class OpenAIStub:
 
     @staticmethod
     def _whole(h: BaseHTTPRequestHandler, model: str, b: dict[str, Any]) -> None:
-        u = {"prompt_tokens": 11, "completion_tokens": 7, **(b.get("usage") or {})}
+        u = {"prompt_tokens": prompt_estimate(h), "completion_tokens": 7, **(b.get("usage") or {})}
         usage: dict[str, Any] = {
             "prompt_tokens": u["prompt_tokens"],
             "completion_tokens": u["completion_tokens"],
@@ -410,6 +411,13 @@ class OpenAIStub:
         h.send_header("Content-Length", str(len(payload)))
         h.end_headers()
         h.wfile.write(payload)
+
+
+def prompt_estimate(h: BaseHTTPRequestHandler) -> int:
+    """The prompt tokens a server would report for this request, ~4 characters of its body a token (its messages
+    and tools; a fixed small figure made forge-lsp warn that the server drops the tools). From the body's length:
+    no second pass over a long history's JSON in the benchmarks' model time."""
+    return -(-int(h.headers.get("Content-Length", 0)) // 4)
 
 
 def _text(content: Any) -> str:
