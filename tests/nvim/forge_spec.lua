@@ -87,6 +87,10 @@ local ok, err = pcall(function()
     return client.initialized
   end)
   assert(forge.statusline():find("Forge: idle"), forge.statusline())
+  -- The Error's sign wins on a line that also has a Warning (a newcomer saw W on the interrupt's line).
+  local forge_ns = vim.lsp.diagnostic.get_namespace(client.id)
+  assert(vim.diagnostic.config(nil, forge_ns).severity_sort == true, vim.inspect(vim.diagnostic.config(nil, forge_ns)))
+  assert(vim.diagnostic.config().severity_sort == false, "the user's own diagnostics config changed")
 
   -- 1. a demo-like turn: retries, several assistant messages, a reply on many lines.
   script({

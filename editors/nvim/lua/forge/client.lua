@@ -79,6 +79,12 @@ end
 --- on_init of every forge client: its code action requests carry every namespace's diagnostics (forge.actions).
 function M.on_init(client)
   require("forge.actions").widen(client)
+  -- A line holding the interrupt's Error and a retry's Warning shows the Error's sign, not whichever came
+  -- last (Neovim's default, severity_sort off): for forge's diagnostics only.
+  local ok, ns = pcall(vim.lsp.diagnostic.get_namespace, client.id)
+  if ok and ns then
+    vim.diagnostic.config({ severity_sort = true }, ns)
+  end
 end
 
 --- The client config for root: vim.lsp.config("forge")'s (0.11, configured that way, no setup()),
