@@ -165,6 +165,7 @@ def test_demo_shows_retries_recovery_and_interrupt(tmp_path: Path, mode: list[st
     assert "MaxToolFailurePerTurnLimitReached {limit: 3, errors: {patch: 3}}" in out
     assert "{'" not in out  # no Python dict repr anywhere a person reads it
     assert "■ turn interrupted" in out
+    assert out.rstrip().endswith("your editor's lines, `forge-lsp --print-editor-config`"), out[-400:]  # what next
 
 
 @pytest.mark.parametrize("mode", [["--in-process"], []])

@@ -70,6 +70,12 @@ def make_demo_workspace(folder: Path | None = None) -> Path:
     return root
 
 
+NEXT = (
+    'next: a turn of your own, `forge-lsp run "explain this project" --model scripted/echo` (any litellm model: '
+    "docs/models.md); your editor's lines, `forge-lsp --print-editor-config`"
+)
+
+
 def run_demo(folder: Path | None, in_process: bool, keep: bool, out: TextIO) -> int:
     """The demo turn in a workspace of its own; a temporary one is removed afterwards unless keep."""
     temporary = folder is None
@@ -84,6 +90,7 @@ def run_demo(folder: Path | None, in_process: bool, keep: bool, out: TextIO) -> 
             say(out, "\ntemporary workspace removed (forge-lsp demo --keep keeps it, with the turn's transcript)")
         else:
             say(out, f"\ntranscripts: {root / '.forge' / 'transcripts'}")
+        say(out, NEXT)
     finally:
         if temporary and not keep:
             shutil.rmtree(root, ignore_errors=True)
