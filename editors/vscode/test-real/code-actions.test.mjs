@@ -67,7 +67,7 @@ describe("real VS Code: Forge's code actions", { skip, timeout: 400_000 }, () =>
    * a person would, until the action is there. `place` puts the cursor or the selection where the menu
    * is wanted, before each try: dismissing an empty menu may leave the selection gone.
    */
-  async function quickFix(title, place) {
+  async function pickOnce(title, place) {
     const page = vs.page;
     const row = page.locator(".action-widget .monaco-list-row", { hasText: title }).first();
     for (let attempt = 1; ; attempt++) {
@@ -94,19 +94,37 @@ describe("real VS Code: Forge's code actions", { skip, timeout: 400_000 }, () =>
       await sleep(400);
     }
     await vs.shot(`menu-${title.replace(/\W+/g, "-").toLowerCase()}`);
-    // The menu may still be filling in (more providers answering) as it is clicked: a click that landed while its
-    // rows moved leaves it open and runs nothing (seen once in a full run). The row, hovered, is the focused one:
-    // Enter then accepts it, as a person's second try would.
-    await row.hover();
-    await row.click();
-    const menu = page.locator(".action-widget").first();
-    try {
-      await menu.waitFor({ state: "hidden", timeout: 3_000 });
-    } catch {
-      await vs.shot("menu-still-open");
+    // Picked with the keyboard, as the focused row: a click landed on a menu still moving (providers answering)
+    // left it open, or closed it running nothing (s73: no turn, no notification). The hovered row is the focused
+    // one; Enter accepts the focused row only once it is this one.
+    const focused = page.locator(".action-widget .monaco-list-row.focused").first();
+    for (let i = 0; ; i++) {
       await row.hover();
-      await page.keyboard.press("Enter");
-      await menu.waitFor({ state: "hidden", timeout: 5_000 });
+      const now = await focused.innerText({ timeout: 1_000 }).catch(() => "");
+      if (now.includes(title)) break;
+      if (i === 20) throw new Error(`the Quick Fix row "${title}" never had the focus (focused: ${JSON.stringify(now)})`);
+      await sleep(200);
+    }
+    await page.keyboard.press("Enter");
+    await page.locator(".action-widget").first().waitFor({ state: "hidden", timeout: 5_000 });
+  }
+
+  /**
+   * Picks the action (pickOnce), and picks it again (at most three picks) when `ran` finds it did not run. VS Code asks for the
+   * code actions again as its menu closes, and may release the list the pick came from while it resolves the
+   * pick (codeAction/resolve): the resolved command is then gone ("Actual command not found, wanted to execute
+   * forge.editSelection", VS Code's own error; in s73 and in 3 of 8 runs here, nothing ran). A person whose pick
+   * did nothing picks again.
+   */
+  async function quickFix(title, place, ran) {
+    for (let attempt = 1; ; attempt++) {
+      await pickOnce(title, place);
+      try {
+        return await ran();
+      } catch (err) {
+        await vs.shot(`pick-did-nothing-${attempt}`);
+        if (attempt === 3) throw err;
+      }
     }
   }
 
@@ -118,13 +136,16 @@ describe("real VS Code: Forge's code actions", { skip, timeout: 400_000 }, () =>
     await vs.page.keyboard.press("Enter");
     // VS Code's TypeScript extension publishes the error (source "ts", code 2322).
     await vs.page.locator(".monaco-editor .squiggly-error").first().waitFor({ state: "attached", timeout: 120_000 });
-    await quickFix("Forge: Fix Type 'string' is not assignable to type 'number'", async () => {
-      await vs.page.locator(".monaco-editor .view-lines").first().click();
-      await vs.page.keyboard.press("Control+Home");
-      for (let i = 0; i < 8; i++) await vs.page.keyboard.press("ArrowRight"); // on "total", where the error is
-    });
     // The extension runs it like Forge: Run Agent: a progress notification with Cancel.
-    const progress = await vs.waitToast(/^Forge/, 20_000);
+    const progress = await quickFix(
+      "Forge: Fix Type 'string' is not assignable to type 'number'",
+      async () => {
+        await vs.page.locator(".monaco-editor .view-lines").first().click();
+        await vs.page.keyboard.press("Control+Home");
+        for (let i = 0; i < 8; i++) await vs.page.keyboard.press("ArrowRight"); // on "total", where the error is
+      },
+      () => vs.waitToast(/^Forge/, 15_000),
+    );
     assert.ok(progress.buttons.includes("Cancel"), JSON.stringify(progress));
     await vs.waitToast(/^Forge: turn completed \(1 request, 0 tool calls, 0 failures\)$/);
     await vs.shot("fix-completed");
@@ -137,12 +158,16 @@ describe("real VS Code: Forge's code actions", { skip, timeout: 400_000 }, () =>
 
   it("on a selection, Forge: Edit selection… asks for the instruction, then runs a turn on the lines", async () => {
     await vs.clearNotifications();
-    await quickFix("Forge: Edit selection", async () => {
-      await vs.page.locator(".monaco-editor .view-lines").first().click();
-      await vs.page.keyboard.press("Control+Home");
-      await vs.page.keyboard.press("Shift+ArrowDown");
-      await vs.page.keyboard.press("Shift+End");
-    });
+    await quickFix(
+      "Forge: Edit selection",
+      async () => {
+        await vs.page.locator(".monaco-editor .view-lines").first().click();
+        await vs.page.keyboard.press("Control+Home");
+        await vs.page.keyboard.press("Shift+ArrowDown");
+        await vs.page.keyboard.press("Shift+End");
+      },
+      () => vs.page.locator(".quick-input-widget", { hasText: "Forge: edit the selection how?" }).waitFor({ state: "visible", timeout: 15_000 }),
+    );
     await vs.answerInput("rename total to sum", "Forge: edit the selection how?");
     await vs.waitToast(/^Forge: turn completed \(1 request, 0 tool calls, 0 failures\)$/);
     await vs.shot("edit-completed");
