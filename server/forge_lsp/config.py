@@ -304,11 +304,7 @@ class ConfigLoader:
         """A dotted snake_case key of the editor layer as the settings spelled it (maxToolFailurePerTurns)."""
         raw, parts = self.editor_raw, []
         for part in key.split("."):
-            name = (
-                next((str(k) for k in raw if snake_keys({k: None}).popitem()[0] == part), None)
-                if isinstance(raw, Mapping)
-                else None
-            )
+            name = next((str(k) for k in raw if snake_key(k) == part), None) if isinstance(raw, Mapping) else None
             if name is None:
                 return key
             parts.append(name)

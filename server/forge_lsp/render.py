@@ -141,10 +141,8 @@ def format_event(event: Mapping[str, Any]) -> str | None:
 
 _COMMAND_FAILED = re.compile(r"command (exited with code -?\d+|timed out after )")
 _STREAMS = re.compile(r"<(stderr|stdout)>(.*?)</\1>", re.S)
-LAST_SAID_CHARS = 160
-
-
 _NAMED_ERROR = re.compile(r"\b[A-Z]\w*(Error|Exception)\b")
+LAST_SAID_CHARS = 160
 
 
 def _last_said(output: str) -> str:
