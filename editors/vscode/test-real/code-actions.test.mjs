@@ -113,7 +113,7 @@ describe("real VS Code: Forge's code actions", { skip, timeout: 400_000 }, () =>
    * Picks the action (pickOnce), and picks it again (three picks at most) when `ran` finds it did not run.
    * VS Code asks for the code actions again as its menu closes, and may release the list the pick came from
    * while it resolves the pick (codeAction/resolve): the resolved command is then gone ("Actual command not
-   * found, wanted to execute forge.editSelection", VS Code's own error; in s73 and in 3 of 8 runs here, nothing
+   * found, wanted to execute forge.editSelection", VS Code's own error; in s73 and in 7 of 16 runs here, nothing
    * ran). A person whose pick did nothing picks again.
    */
   async function quickFix(title, place, ran) {
