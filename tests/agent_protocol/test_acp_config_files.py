@@ -15,6 +15,8 @@ import pytest
 from acp import text_block
 from test_acp import Recorder, start, workspace_with
 
+from forge_lsp.trust import TrustStore
+
 pytestmark = pytest.mark.timeout(60)
 
 
@@ -63,6 +65,21 @@ async def test_a_trusted_workspace_changed_from_outside_says_at_the_next_prompt_
         said = await prompt_until(conn, client, session.session_id, "is not trusted")
         assert "is not trusted (its files changed since you trusted it)" in said
         assert "forge-lsp trust" in said and "fine" not in said
+    finally:
+        await ctx.__aexit__(None, None, None)
+
+
+async def test_a_revoked_workspace_is_said_to_be_revoked(workspace: Path) -> None:
+    """Why it is not trusted comes from the core (WorkspaceRuntime.untrusted_since), as in `forge-lsp run`."""
+    workspace_with(workspace, *[{"text": "fine"}] * 50)
+    TrustStore().revoke(workspace)  # forge-lsp trust --revoke
+    client = Recorder()
+    ctx, conn = (await start(client))[:2]
+    try:
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        said = await prompt_until(conn, client, session.session_id, "is not trusted", timeout=0)
+        assert f"{workspace} is not trusted (you revoked its trust), so" in said, said
+        assert "fine" not in said
     finally:
         await ctx.__aexit__(None, None, None)
 

@@ -327,11 +327,10 @@ class ForgeAgent:
         if not session.told_trust and ignored_keys:
             session.told_trust = True
             ignored = ", ".join(ignored_keys)
-            since = " (its files changed since you trusted it)" if runtime.trust_state() == "changed" else ""
             await self.update(
                 session_id,
                 update_agent_message_text(
-                    f"(forge-lsp: {runtime.root} is not trusted{since}, so these workspace settings are ignored: "
+                    f"(forge-lsp: {runtime.root} is not trusted{runtime.untrusted_since()}, so these workspace settings are ignored: "
                     f"{ignored}. `forge-lsp trust {runtime.root}` trusts it.)\n\n"
                 ),
             )

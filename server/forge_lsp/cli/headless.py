@@ -81,8 +81,7 @@ async def run_headless(
     ignored = runtime.untrusted_problems(model)
     say_problems(runtime.config_problems())  # the ignored ones are said in one line below
     if ignored:
-        changed = runtime.trust_state() == "changed"
-        say(sys.stderr, untrusted_line(runtime.root, workspace, ignored, changed, refused is None, runtime.trust_revoked()))
+        say(sys.stderr, untrusted_line(runtime.root, workspace, ignored, runtime.untrusted_since(), refused is None))
     printer = EventPrinter(out)
 
     def emit(event: Event) -> None:
@@ -122,11 +121,10 @@ IGNORED_NAMED = 10
 NOT_TRUSTED = "ignored because this workspace is not trusted: "
 
 
-def untrusted_line(
-    root: Path, workspace: Path, ignored: list[ConfigProblem], changed: bool, hint: bool = True, revoked: bool = False
-) -> str:
-    """One line for what an untrusted workspace had ignored: each setting where it is and why, and how to trust it
-    (unless hint is False: it cannot be trusted as it is, and a line before says why)."""
+def untrusted_line(root: Path, workspace: Path, ignored: list[ConfigProblem], since: str, hint: bool = True) -> str:
+    """One line for what an untrusted workspace had ignored (since: why it is not trusted, WorkspaceRuntime's
+    untrusted_since): each setting where it is and why, and how to trust it (unless hint is False: it cannot be
+    trusted as it is, and a line before says why)."""
 
     def named(p: ConfigProblem) -> str:
         where = p.path.relative_to(root).as_posix() if p.path and p.path.is_relative_to(root) else str(p.path or p.layer)
@@ -135,13 +133,6 @@ def untrusted_line(
 
     listed = "; ".join(named(p) for p in ignored[:IGNORED_NAMED])
     more = f"; and {len(ignored) - IGNORED_NAMED} more" if len(ignored) > IGNORED_NAMED else ""
-    since = (
-        " (its files changed since you trusted it)"
-        if changed
-        else " (you revoked its trust: forge-lsp trust --revoke)"
-        if revoked
-        else ""
-    )
     how = f" `forge-lsp trust {workspace}` trusts it, --trust trusts it for this run" if hint else ""
     return f"forge-lsp: {root} is not trusted{since}, so it cannot set: {listed}{more}.{how}"
 

@@ -31,12 +31,7 @@ async def mcp_list(workspace: Path, as_json: bool, trusted: bool, out: TextIO) -
         unreadable = [p for p in problems if p.path is not None and p.path.name in ("mcp.json", ".mcp.json")]
         ignored = [p for p in runtime.untrusted_problems() if p.key.startswith("mcpServers")]
         if ignored:
-            say(
-                sys.stderr,
-                untrusted_line(
-                    runtime.root, workspace, ignored, runtime.trust_state() == "changed", revoked=runtime.trust_revoked()
-                ),
-            )
+            say(sys.stderr, untrusted_line(runtime.root, workspace, ignored, runtime.untrusted_since()))
         await runtime.mcp.wait_started()
         servers = runtime.mcp_describe()
     finally:

@@ -117,9 +117,12 @@ class WorkspaceRuntime:
         """ "trusted", "changed" (trusted once; a trust-relevant file changed since) or "untrusted"."""
         return self.trust.state()
 
-    def trust_revoked(self) -> bool:
-        """Whether the user revoked this workspace's trust (forge-lsp trust --revoke) and has not trusted it again."""
-        return self.trust.store.revoked(self.root)
+    def untrusted_since(self) -> str:
+        """Why a workspace once trusted is not, for "X is not trusted{since}": its files changed since, or the user
+        revoked its trust (forge-lsp trust --revoke, forge.trust {revoke}) and has not trusted it again; else ""."""
+        if self.trust_state() == "changed":
+            return " (its files changed since you trusted it)"
+        return " (you revoked its trust)" if self.trust.store.revoked(self.root) else ""
 
     def workspace_files(self) -> tuple[list[Path], list[Path]]:
         return self.trust.workspace_files()

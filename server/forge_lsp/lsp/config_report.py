@@ -160,9 +160,8 @@ async def offer_trust(ls: ForgeLanguageServer, runtime: WorkspaceRuntime, keys: 
         return
     ls.trust_offered[runtime.root] = digest
     shown = ", ".join(keys[:5]) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
-    since = " (its files changed since you trusted it)" if runtime.trust_state() == "changed" else ""
     message = (
-        f"Forge: {runtime.root.name} is not trusted{since}, so its .forge.toml / .forge/ / .mcp.json settings that can "
+        f"Forge: {runtime.root.name} is not trusted{runtime.untrusted_since()}, so its .forge.toml / .forge/ / .mcp.json settings that can "
         f"run code or send data elsewhere are ignored ({shown}). Trust this workspace?"
     )
     try:
